@@ -1,0 +1,78 @@
+"""Which backend runs the kernels: a CUDA GPU through CuPy, or the CPU emulator.
+
+TBT_BACKEND=gpu or TBT_BACKEND=cpu forces one; otherwise the GPU is used when CuPy sees a
+device. Both backends take the same kernel files and the same launch call (helpers.kernels).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import platform
+
+from .errors import CourseError
+
+ENV_VAR = "TBT_BACKEND"
+_forced: str | None = None
+
+
+class BackendUnavailableError(CourseError, RuntimeError):
+    """The backend asked for cannot run on this machine."""
+
+
+@functools.lru_cache(maxsize=None)
+def gpu_available() -> bool:
+    try:
+        import cupy
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:  # no CuPy, no driver, no device: all mean "no GPU"
+        return False
+
+
+def use(name: str | None) -> None:
+    """Selects the backend for this process ('gpu', 'cpu', or None for automatic)."""
+    global _forced
+    if name not in (None, "gpu", "cpu"):
+        raise ValueError(f"backend must be 'gpu', 'cpu' or None, not {name!r}")
+    _forced = name
+    current.cache_clear()
+
+
+@functools.lru_cache(maxsize=None)
+def current():
+    """The backend module in use: helpers.gpu or helpers.cpu."""
+    wanted = _forced or os.environ.get(ENV_VAR, "").strip().lower() or None
+    if wanted not in (None, "auto", "gpu", "cpu"):
+        raise BackendUnavailableError(f"{ENV_VAR}={wanted!r} is not a backend: use gpu, cpu or auto.")
+    if wanted == "gpu" or (wanted in (None, "auto") and gpu_available()):
+        if not gpu_available():
+            raise BackendUnavailableError(
+                f"{ENV_VAR}=gpu, but CuPy sees no CUDA GPU here. Fix: install cupy-cuda12x (or "
+                f"cupy-cuda13x for a CUDA 13 driver) on a machine with an NVIDIA GPU, or unset "
+                f"{ENV_VAR} to use the CPU emulator.")
+        from . import gpu
+        return gpu
+    from . import cpu
+    return cpu
+
+
+def name() -> str:
+    return current().NAME
+
+
+def banner() -> str:
+    """One line: which backend runs the kernels, and on what."""
+    return current().banner()
+
+
+def host_description() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} cores"

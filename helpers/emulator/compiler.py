@@ -1,0 +1,284 @@
+"""Building a kernel .cu file into an emulator program with the machine's C++ compiler.
+
+The .cu source is compiled unchanged except for one token rewrite that keeps every line in
+place (`extern __shared__` -> `__emu_extern_shared__`); a `#line` directive makes compiler
+messages name the .cu file and its own line numbers. Builds are cached on disk, keyed by
+everything that goes into them, so a second launch of the same kernel compiles nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import CompilerNotFoundError, KernelCompileError, UnsupportedFeatureError
+from ..kernel_source import KernelSource, strip_comments
+
+RUNTIME_DIR = Path(__file__).parent / "runtime"
+SHADOW_OFFSET = "0x7fff8000"  # must match kShadowOffset in runtime.cpp
+_EXTERN_SHARED = re.compile(r"\bextern\s+__shared__\b")
+_EXTERN_SHARED_NAME = re.compile(r"\bextern\s+__shared__\b[^;]*?(\w+)\s*\[\s*\]")
+_PRAGMA_UNROLL = re.compile(r"^(\s*)#\s*pragma\s+unroll\b[ \t]*(\d*)", re.M)
+_INLINE_ASM = re.compile(r"\b(?:asm|__asm__|__asm)\b\s*(?:volatile\s*|__volatile__\s*)?\(")
+
+
+@dataclass(frozen=True)
+class Compiler:
+    path: str
+    family: str  # "gcc" or "clang"
+    version: str
+
+    def instrumentation_flags(self, checks: str) -> list[str]:
+        """Address-sanitizer instrumentation in "kernel" mode, which needs no sanitizer library:
+        the runtime defines the functions it calls. checks="inline" tests shadow bytes in place
+        (fast); checks="calls" calls the runtime before every access (for tracing, and where the
+        shadow memory cannot be reserved)."""
+        threshold = "100000000" if checks == "inline" else "0"
+        if self.family == "clang":
+            return ["-fsanitize=kernel-address", "-mllvm", f"-asan-mapping-offset={SHADOW_OFFSET}",
+                    "-mllvm", f"-asan-instrumentation-with-call-threshold={threshold}",
+                    "-mllvm", "-asan-stack=0", "-mllvm", "-asan-globals=0"]
+        return ["-fsanitize=kernel-address", f"-fasan-shadow-offset={SHADOW_OFFSET}",
+                "--param", f"asan-instrumentation-with-call-threshold={threshold}",
+                "--param", "asan-stack=0", "--param", "asan-globals=0"]
+
+
+_INSTALL_HINT = ("The CPU emulator compiles kernels with a C++ compiler and found none (g++, clang++ "
+                 "or c++ on PATH). Install one: `sudo apt-get install g++` (Debian, Ubuntu, Colab), "
+                 "`sudo dnf install gcc-c++` (Fedora), `xcode-select --install` (macOS); or set "
+                 "TBT_CXX to a compiler's path.")
+
+
+@functools.lru_cache(maxsize=None)
+def find_compiler() -> Compiler:
+    wanted = os.environ.get("TBT_CXX") or os.environ.get("CXX")
+    candidates = [wanted] if wanted else ["g++", "clang++", "c++"]
+    for name in candidates:
+        path = shutil.which(name)
+        if not path:
+            continue
+        out = subprocess.run([path, "--version"], capture_output=True, text=True).stdout
+        family = "clang" if "clang" in out else "gcc"
+        return Compiler(path, family, out.splitlines()[0] if out else name)
+    raise CompilerNotFoundError(_INSTALL_HINT if not wanted else
+                                f"TBT_CXX/CXX names {wanted!r}, which is not an executable on PATH. "
+                                f"Fix: point it at g++ or clang++, or unset it.")
+
+
+def cache_dir() -> Path:
+    root = os.environ.get("TBT_CACHE_DIR")
+    if root:
+        return Path(root) / "emulator"
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "tile-by-tile" / "emulator"
+
+
+def _base_flags() -> list[str]:
+    return ["-std=c++17", "-O2", "-g", "-fno-strict-aliasing", "-fno-pie", "-w", *_arch_flags()]
+
+
+@functools.lru_cache(maxsize=None)
+def _arch_flags() -> tuple[str, ...]:
+    """-march=native when the compiler takes it: FMA contraction, as nvcc does on the GPU."""
+    cxx = find_compiler()
+    probe = subprocess.run([cxx.path, "-march=native", "-x", "c++", "-fsyntax-only", "-"],
+                           input="int main(){}", capture_output=True, text=True)
+    return ("-march=native",) if probe.returncode == 0 else ()
+
+
+def _digest(*parts: str | bytes) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(p if isinstance(p, bytes) else p.encode())
+        h.update(b"\0")
+    return h.hexdigest()[:24]
+
+
+def _runtime_sources() -> str:
+    return "".join((RUNTIME_DIR / n).read_text() for n in sorted(os.listdir(RUNTIME_DIR))
+                   if n.endswith((".h", ".cpp")))
+
+
+def _run(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+
+
+def _publish(tmp: Path, final: Path) -> None:
+    """Moves a finished build into the cache; another process may have won the race."""
+    try:
+        os.replace(tmp, final)
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+@functools.lru_cache(maxsize=None)
+def runtime_object() -> Path:
+    cxx = find_compiler()
+    key = _digest(cxx.path, cxx.version, " ".join(_base_flags()), _runtime_sources())
+    final = cache_dir() / f"runtime-{key}"
+    if not (final / "runtime.o").exists():
+        final.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(dir=final.parent, prefix=".tmp-"))
+        r = _run([cxx.path, *_base_flags(), "-c", str(RUNTIME_DIR / "runtime.cpp"), "-o", "runtime.o"], tmp)
+        if r.returncode:
+            raise KernelCompileError(f"The emulator runtime did not compile with {cxx.version}:\n{r.stderr}")
+        _publish(tmp, final)
+    return final / "runtime.o"
+
+
+def check_supported(source: KernelSource) -> None:
+    code = strip_comments(source.text)
+    m = _INLINE_ASM.search(code)
+    if m:
+        line = code.count("\n", 0, m.start()) + 1
+        raise UnsupportedFeatureError(
+            f"{source.display_path}:{line}: inline PTX (asm(...)) cannot run on the CPU emulator, which "
+            f"compiles CUDA C++ for the CPU, not PTX for a GPU.\n  {source.line(line)}\n"
+            f"Fix: use the CUDA C++ intrinsic for it, or run this kernel on a GPU (TBT_BACKEND=gpu).")
+
+
+def _translation_unit(source: KernelSource, name_expressions: tuple[str, ...], checks: str) -> str:
+    body = _EXTERN_SHARED.sub("__emu_extern_shared__", source.text)
+    if find_compiler().family == "gcc":  # GCC spells nvcc's `#pragma unroll` differently
+        body = _PRAGMA_UNROLL.sub(lambda m: f"{m.group(1)}#pragma GCC unroll {m.group(2) or 64}", body)
+    entries = []
+    for i, expr in enumerate(name_expressions):
+        entries.append(f"static void __emu_invoke_{i}(void* const* a) {{ __emu_stub::invoke(&{expr}, a); }}")
+    table = ", ".join(
+        f'{{"{expr}", __emu_invoke_{i}, __emu_stub::count(&{expr}), __emu_stub::params(&{expr})}}'
+        for i, expr in enumerate(name_expressions))
+    return (f'#line 1 "{source.path}"\n{body}\n'
+            f'#line 1 "<kernel name expressions>"\n#include "entries_stub.h"\n'
+            + "\n".join(entries)
+            + f'\nextern "C" const EmuEntry __emu_entries[] = {{{table}}};\n'
+            f'extern "C" const int __emu_num_entries = {len(name_expressions)};\n'
+            f'extern "C" const int __emu_inline_checks = {int(checks == "inline")};\n')
+
+
+def _compile_error(source: KernelSource, stderr: str, name_expressions) -> KernelCompileError:
+    lines = [ln for ln in stderr.splitlines() if ln.strip()]
+    shown = "\n".join(lines[:40]) + ("\n…" if len(lines) > 40 else "")
+    shown = shown.replace(str(source.path), source.display_path)
+    hint = ""
+    if "<kernel name expressions>" in stderr and "error:" in stderr and "ld returned" not in stderr:
+        hint = (f"\nThe name expression(s) {', '.join(name_expressions)} must each name one kernel "
+                f"instantiation, e.g. sgemm<128, 128, 8>.")
+    return KernelCompileError(f"{source.display_path} did not compile for the CPU emulator:\n{shown}{hint}")
+
+
+@dataclass(frozen=True)
+class ParamInfo:
+    is_pointer: bool
+    size: int
+    pointee_size: int
+    pointee_const: bool
+    category: str  # 'f', 'i', 'u' or '?'
+    type_name: str
+
+
+@dataclass(frozen=True)
+class EntryInfo:
+    index: int
+    name: str
+    params: tuple[ParamInfo, ...]
+
+
+@dataclass(frozen=True)
+class Program:
+    """One built emulator program: a kernel file with its requested instantiations."""
+    source: KernelSource
+    executable: Path
+    entries: dict[str, EntryInfo]
+    static_shared_bytes: int
+    checks: str
+
+    def shared_variables(self) -> list[tuple[int, int, str]]:
+        """(offset, size, name) of each static __shared__ array, from the symbol table."""
+        return _shared_symbols(self.executable)
+
+
+def _type_name(pretty: str) -> str:
+    m = re.search(r"T = (.*?)[;\]]", pretty)
+    return m.group(1).strip() if m else pretty
+
+
+def _describe(executable: Path) -> tuple[dict[str, EntryInfo], int]:
+    out = subprocess.run([str(executable), "--describe"], capture_output=True, text=True, check=True).stdout
+    entries: dict[str, EntryInfo] = {}
+    current = None
+    shared = 0
+    for line in out.splitlines():
+        kind, _, rest = line.partition(" ")
+        if kind == "entry":
+            idx, _, name = rest.split(" ", 2)
+            current = (int(idx), name, [])
+            entries[name] = current
+        elif kind == "param":
+            ptr, size, psize, pconst, cat, tname = rest.split(" ", 5)
+            current[2].append(ParamInfo(ptr == "1", int(size), int(psize), pconst == "1", cat, _type_name(tname)))
+        elif kind == "shared_bytes":
+            shared = int(rest)
+    return {n: EntryInfo(i, n, tuple(p)) for n, (i, _, p) in entries.items()}, shared
+
+
+@functools.lru_cache(maxsize=None)
+def _shared_symbols(executable: Path) -> list[tuple[int, int, str]]:
+    out = subprocess.run(["nm", "-C", "-S", "--defined-only", str(executable)], capture_output=True,
+                         text=True).stdout
+    symbols, start, stop = [], None, None
+    for line in out.splitlines():
+        parts = line.split(" ", 3)
+        if len(parts) == 3 and parts[2] in ("__start_emu_smem", "__stop_emu_smem"):
+            start, stop = (int(parts[0], 16), stop) if parts[2] == "__start_emu_smem" else (start, int(parts[0], 16))
+        elif len(parts) == 4:
+            symbols.append((int(parts[0], 16), int(parts[1], 16), parts[3]))
+    if start is None or stop is None:
+        return []
+    return sorted((a - start, size, name) for a, size, name in symbols
+                  if start <= a < stop and "smem_end_guard" not in name)
+
+
+_programs: dict[str, Program] = {}
+
+
+def build(source: KernelSource, name_expressions: tuple[str, ...], checks: str = "inline") -> Program:
+    """The emulator program for these instantiations, compiled once and cached."""
+    check_supported(source)
+    cxx = find_compiler()
+    flags = [*_base_flags(), *cxx.instrumentation_flags(checks)]
+    unit = _translation_unit(source, name_expressions, checks)
+    key = _digest(cxx.path, cxx.version, " ".join(flags), _runtime_sources(), unit)
+    if key in _programs:
+        return _programs[key]
+    final = cache_dir() / key
+    exe = final / "kernel"
+    if not exe.exists():
+        runtime = runtime_object()
+        final.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(dir=final.parent, prefix=".tmp-"))
+        (tmp / "unit.cpp").write_text(unit)
+        r = _run([cxx.path, *flags, "-I", str(RUNTIME_DIR), "-I", str(RUNTIME_DIR / "include"),
+                  "-I", str(source.path.parent), "-include", "cuda_emu.h", "-c", "unit.cpp", "-o", "unit.o"], tmp)
+        if r.returncode:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise _compile_error(source, r.stderr, name_expressions)
+        dynamic = sorted(set(_EXTERN_SHARED_NAME.findall(strip_comments(source.text))))
+        link = [f"-Wl,--defsym,{name}=__emu_dynamic_smem" for name in dynamic]
+        # unit.o first: the runtime's guard then ends the emu_smem section.
+        r = _run([cxx.path, "-no-pie", "-static-libstdc++", "-static-libgcc", "unit.o", str(runtime),
+                  "-o", "kernel", *link], tmp)
+        if r.returncode:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise _compile_error(source, r.stderr, name_expressions)
+        _publish(tmp, final)
+    entries, shared = _describe(exe)
+    program = Program(source, exe, entries, shared, checks)
+    _programs[key] = program
+    return program

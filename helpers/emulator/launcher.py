@@ -1,0 +1,272 @@
+"""Launching a built emulator program: buffers in, one worker process group, errors out.
+
+The kernel runs in a separate process group, so a crash, a deadlock or an endless loop in
+it can only end that process: the Python process (a notebook's Jupyter kernel) lives on and
+gets an exception that names the kernel, the thread and block, the array, the index and the
+source line. Arrays are copied into shared memory files for the launch and copied back only
+when it succeeds, so a failed launch leaves the learner's arrays as they were.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import (BarrierError, KernelArgumentError, KernelCrashError, KernelRuntimeError,
+                      KernelTimeoutError, OutOfBoundsError, UnsupportedFeatureError)
+from .compiler import EntryInfo, ParamInfo, Program
+
+DEFAULT_TIME_LIMIT_S = 30.0
+
+
+class ShadowUnavailable(RuntimeError):
+    """The machine refused the address-space reservation of inline checks; use checks="calls"."""
+_RESULT_BYTES = 8192
+
+
+def time_limit() -> float:
+    """Seconds a launch may run before it is stopped: TBT_TIMEOUT, else 30."""
+    return float(os.environ.get("TBT_TIMEOUT", DEFAULT_TIME_LIMIT_S))
+
+
+def default_workers() -> int:
+    return int(os.environ.get("TBT_WORKERS", os.cpu_count() or 1))
+
+
+def _shared_file(name: str, nbytes: int) -> tuple[int, mmap.mmap]:
+    if hasattr(os, "memfd_create"):
+        fd = os.memfd_create(name, 0)
+    else:  # macOS and others: an unlinked temporary file
+        f = tempfile.TemporaryFile()
+        fd = os.dup(f.fileno())
+        f.close()
+    os.ftruncate(fd, max(nbytes, 1))
+    return fd, mmap.mmap(fd, max(nbytes, 1))
+
+
+_DTYPE_FOR = {("f", 4): np.float32, ("f", 8): np.float64, ("i", 4): np.int32, ("i", 8): np.int64,
+              ("u", 4): np.uint32, ("u", 8): np.uint64, ("i", 2): np.int16, ("u", 2): np.uint16,
+              ("i", 1): np.int8, ("u", 1): np.uint8}
+
+
+def _describe_param(names: list[str], i: int, p: ParamInfo) -> str:
+    name = f" ({names[i]})" if i < len(names) else ""
+    return f"argument {i}{name}, of type `{p.type_name}`"
+
+
+def _check_args(kernel: str, entry: EntryInfo, args, names: list[str]) -> None:
+    if len(args) != len(entry.params):
+        raise KernelArgumentError(f"{kernel} takes {len(entry.params)} arguments "
+                                  f"({', '.join(p.type_name for p in entry.params)}) but was given {len(args)}.")
+    for i, (a, p) in enumerate(zip(args, entry.params)):
+        what = _describe_param(names, i, p)
+        if p.is_pointer:
+            if not isinstance(a, np.ndarray):
+                raise KernelArgumentError(f"{kernel}: {what} needs an array, got {type(a).__name__}.")
+            want = _DTYPE_FOR.get((p.category, p.pointee_size))
+            if want is not None and a.dtype != want:
+                raise KernelArgumentError(
+                    f"{kernel}: {what} needs a {np.dtype(want).name} array, got {a.dtype}. "
+                    f"Fix: pass x.astype(np.{np.dtype(want).name}).")
+        else:
+            want = _DTYPE_FOR.get((p.category, p.size))
+            if not isinstance(a, np.generic) or (want is not None and a.dtype != want):
+                got = type(a).__name__ if not isinstance(a, np.generic) else a.dtype.name
+                fix = f"np.{np.dtype(want).name}(value)" if want is not None else "a NumPy scalar of that type"
+                raise KernelArgumentError(
+                    f"{kernel}: {what} got {got}. Pass scalars typed, as {fix}: on a GPU, CuPy would pass "
+                    f"a Python int as a 64-bit integer and the kernel would read garbage.")
+
+
+@dataclass
+class _Buffer:
+    fd: int
+    view: mmap.mmap
+    array: np.ndarray
+    writable: bool
+
+
+def launch(program: Program, name_expression: str, grid, block, args, shared_mem: int = 0,
+           timeout: float | None = None, workers: int | None = None) -> float:
+    """Runs the kernel to completion; returns the grid's run time in seconds (no process start)."""
+    entry = program.entries[name_expression]
+    names = program.source.parameter_names(name_expression)
+    _check_args(name_expression, entry, args, names)
+    buffers: list[_Buffer] = []
+    lines = [f"entry {entry.index}", "grid {} {} {}".format(*grid), "block {} {} {}".format(*block),
+             f"dynamic_smem {shared_mem}", f"workers {workers or default_workers()}",
+             f"timeout_ms {int((timeout or time_limit()) * 1000)}"]
+    param_lines, param_buffer = [], []
+    try:
+        for a, p in zip(args, entry.params):
+            if p.is_pointer:
+                b = next((k for k, buf in enumerate(buffers) if buf.array is a), None)
+                if b is None:
+                    if any(np.shares_memory(a, buf.array) for buf in buffers):
+                        raise KernelArgumentError(
+                            f"{name_expression}: two array arguments overlap in memory; the emulator "
+                            f"needs each argument to be a separate array (or the very same one).")
+                    fd, view = _shared_file("buffer", a.nbytes)
+                    np.frombuffer(view, dtype=np.uint8, count=a.nbytes)[:] = \
+                        np.ascontiguousarray(a).reshape(-1).view(np.uint8)
+                    buffers.append(_Buffer(fd, view, a, False))
+                    b = len(buffers) - 1
+                buffers[b].writable |= not p.pointee_const
+                param_lines.append(f"pointer {b} 0")
+                param_buffer.append(b)
+            else:
+                param_lines.append(f"value {a.tobytes().hex()}")
+                param_buffer.append(None)
+        result_fd, result_view = _shared_file("result", _RESULT_BYTES)
+        lines += [f"result_fd {result_fd}"]
+        lines += [f"buffer {buf.fd} {buf.array.nbytes}" for buf in buffers]
+        lines += param_lines + ["run", ""]
+        fds = [result_fd] + [buf.fd for buf in buffers]
+        out, err, code = _run_process(program, "\n".join(lines), fds, timeout or time_limit())
+        if out:
+            sys.stdout.write(out)  # the kernel's printf
+        text = result_view[4:].split(b"\0", 1)[0].decode(errors="replace")
+        if code != 0:
+            raise _error(program, name_expression, text, code, err, args, entry, names, param_buffer,
+                         timeout or time_limit())
+        for buf in buffers:
+            if buf.writable and buf.array.nbytes:
+                _copy_back(buf)
+        return int(_fields(text).get("elapsed_ns", 0)) / 1e9
+    finally:
+        for buf in buffers:
+            buf.view.close()
+            os.close(buf.fd)
+        if "result_fd" in locals():
+            result_view.close()
+            os.close(result_fd)
+
+
+def _copy_back(buf: _Buffer) -> None:
+    flat = np.frombuffer(buf.view, dtype=buf.array.dtype, count=buf.array.size)
+    np.copyto(buf.array, flat.reshape(buf.array.shape))
+
+
+def _run_process(program: Program, request: str, fds: list[int], limit: float):
+    proc = subprocess.Popen([str(program.executable)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, pass_fds=fds, start_new_session=True, text=True)
+    try:
+        out, err = proc.communicate(request, timeout=limit + 10)  # the runtime stops itself first
+    except BaseException:  # a backstop time-out, or the learner pressed interrupt
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise
+    return out, err, proc.returncode
+
+
+def _fields(text: str) -> dict[str, str]:
+    return dict(part.split("=", 1) for part in text.split(";") if "=" in part)
+
+
+def _source_line(program: Program, pc: str | None) -> int | None:
+    """The kernel file's line of a code address, through addr2line's inline chain."""
+    if not pc or pc in ("(nil)", "0x0"):
+        return None
+    addr = hex(int(pc, 16) - 1)  # return addresses point just past the call
+    out = subprocess.run(["addr2line", "-i", "-e", str(program.executable), addr], capture_output=True,
+                         text=True).stdout
+    for line in out.splitlines():
+        path, _, num = line.rpartition(":")
+        num = num.split(" ")[0]
+        if path == str(program.source.path) and num.isdigit():
+            return int(num)
+    return None
+
+
+def _at(program: Program, line: int | None) -> str:
+    if not line:
+        return ""
+    return f"\n  at {program.source.display_path}:{line}:  {program.source.line(line)}"
+
+
+def _who(f: dict[str, str]) -> str:
+    if "thread" not in f:
+        return ""
+    return f"thread ({f['thread']}) of block ({f['block']}) "
+
+
+def _oob_message(program, kernel, f, args, entry, names, param_buffer) -> str:
+    op = {"store": "stores", "load": "loads"}.get(f.get("op"), "touches")
+    offset, size = int(f["offset"]), int(f.get("size", 1))
+    space = f["space"]
+    if space == "global":
+        b = int(f["buffer"])
+        i = param_buffer.index(b)
+        arr, p = args[i], entry.params[i]
+        name = names[i] if i < len(names) else f"argument {i}"
+        item = p.pointee_size if p.category != "?" else arr.itemsize
+        where = (f"{name}[{offset // item}]" if offset % item == 0 else f"byte {offset} of {name}")
+        n = arr.size
+        side = "before the start" if offset < 0 else "past the end"
+        return (f"{kernel}: {_who(f)}{op} {where} ({size} bytes), {side} of {name}, which has {n} "
+                f"elements of {arr.itemsize} bytes (valid indices 0 to {n - 1}).")
+    if space == "dynamic_shared":
+        return (f"{kernel}: {_who(f)}{op} byte {offset} of dynamic shared memory ({size} bytes), but the "
+                f"launch gave it {f['limit']} bytes (shared_mem=).")
+    variables = program.shared_variables()
+    inside = [v for v in variables if v[0] <= offset]
+    name = f" (just past {inside[-1][2]})" if inside else ""
+    return (f"{kernel}: {_who(f)}{op} byte {offset} of static shared memory ({size} bytes), past the "
+            f"{f['limit']} bytes the block's __shared__ arrays take{name}.")
+
+
+_FIXES = {
+    "oob": "Fix: check the index arithmetic, and guard loads and stores at the matrix edges "
+           "(e.g. `if (row < M && col < N)`) so that every size works.",
+    "divergence": "Fix: every thread of the block must reach each __syncthreads (and every lane in the "
+                  "mask each warp collective): move barriers out of conditions that differ between "
+                  "threads, and let threads past the edge skip the work, not the barrier. On a GPU this "
+                  "hangs or silently gives wrong results.",
+    "deadlock": "Fix: make every thread reach the same barriers in the same order.",
+    "stack_overflow": "Fix: make per-thread local arrays smaller (they live in registers or local memory "
+                      "on a GPU).",
+    "crash": "Fix: look for a pointer that is not one of the kernel's arrays, or a division by zero.",
+}
+
+
+def _error(program: Program, kernel: str, text: str, code: int, stderr: str, args, entry, names,
+           param_buffer, limit: float) -> Exception:
+    f = _fields(text)
+    kind = f.get("kind")
+    line = int(f["line"]) if f.get("line", "").isdigit() else _source_line(program, f.get("pc"))
+    at = _at(program, line)
+    fix = _FIXES.get(kind, "")
+    if kind == "oob":
+        return OutOfBoundsError(f"{_oob_message(program, kernel, f, args, entry, names, param_buffer)}{at}\n{fix}")
+    if kind in ("divergence", "deadlock"):
+        return BarrierError(f"{kernel}: {f.get('detail', kind)}.{at}\n{fix}")
+    if kind == "timeout":
+        return KernelTimeoutError(
+            f"{kernel} ran past the time limit of {limit:g} s and was stopped; {_who(f)}was running"
+            f"{' at' if at else ''}{at or ' (line unknown)'}\nFix: look for a loop that never ends; for a "
+            f"launch that really is that long, use a smaller size or raise TBT_TIMEOUT (seconds).")
+    if kind == "stack_overflow":
+        return KernelCrashError(f"{kernel}: {_who(f)}overflowed its {int(f['limit']) // 1024} KiB stack.{at}\n{fix}")
+    if kind == "crash":
+        sig = int(f.get("signal", 0))
+        name = signal.Signals(sig).name if sig in signal.valid_signals() else f"signal {sig}"
+        detail = f.get("detail") or (f"address {f['addr']}" if "addr" in f else "")
+        assertion = "".join(ln + "\n" for ln in stderr.splitlines() if "Assertion" in ln or "assert" in ln)
+        what = "failed an assert" if sig == signal.SIGABRT and assertion else f"crashed ({name}{', ' + detail if detail else ''})"
+        return KernelCrashError(f"{kernel}: {_who(f)}{what}.{at}\n{assertion}{fix}".rstrip())
+    if kind == "no_shadow":
+        return ShadowUnavailable(text)
+    if kind == "unsupported":
+        return UnsupportedFeatureError(f"{kernel}: {f.get('detail')}.{at}")
+    tail = "\n".join(stderr.strip().splitlines()[-10:])
+    return KernelRuntimeError(
+        f"{kernel}: the emulator failed unexpectedly (exit status {code}); {text or 'no report'}\n{tail}\n"
+        f"This is a bug of the course, not of your kernel: please report it with the kernel file.")

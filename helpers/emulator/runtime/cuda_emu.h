@@ -1,0 +1,220 @@
+// Tile by Tile CPU emulator: the CUDA C++ device dialect for a host C++ compiler.
+//
+// The emulator compiles a kernel's .cu file unchanged with this header force-included
+// (-include cuda_emu.h). Every CUDA thread runs as a fiber; a block's fibers share the
+// block's shared memory. The runtime (runtime.cpp) implements the functions declared here.
+#pragma once
+
+#include <cmath>
+#include <math.h>  // sqrtf, expf, ... in the global namespace, as in CUDA
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <cassert>
+#include <type_traits>
+#include <utility>
+
+// ---- keywords --------------------------------------------------------------------------
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline __attribute__((always_inline))
+#define __noinline__ __attribute__((noinline))
+#define __restrict__ __restrict
+#define __launch_bounds__(...)
+#define __grid_constant__
+#define __constant__ static
+// Shared memory: a static in the section "emu_smem", so that the runtime knows its bounds
+// (the linker's __start_/__stop_emu_smem), poisons it before every block and checks accesses.
+// Each worker process runs one block at a time, so one static copy is one block's memory.
+#define __shared__ __attribute__((section("emu_smem"), used, aligned(16))) static
+// `extern __shared__ T name[];` (dynamic shared memory) is rewritten to this by the loader;
+// the linker points `name` at the runtime's dynamic shared buffer.
+#define __emu_extern_shared__ extern
+#define __CUDA_ARCH__ 800
+#define warpSize 32
+
+// ---- built-in vector types ---------------------------------------------------------------
+#define EMU_VEC1(T, N, A) struct alignas(A) N##1 { T x; };
+#define EMU_VEC2(T, N, A) struct alignas(A) N##2 { T x, y; };
+#define EMU_VEC3(T, N) struct N##3 { T x, y, z; };
+#define EMU_VEC4(T, N, A) struct alignas(A) N##4 { T x, y, z, w; };
+#define EMU_MAKE(T, N)                                                                    \
+  static inline N##1 make_##N##1(T x) { return N##1{x}; }                                \
+  static inline N##2 make_##N##2(T x, T y) { return N##2{x, y}; }                        \
+  static inline N##3 make_##N##3(T x, T y, T z) { return N##3{x, y, z}; }                \
+  static inline N##4 make_##N##4(T x, T y, T z, T w) { return N##4{x, y, z, w}; }
+#define EMU_VECS(T, N, A1, A2, A4) \
+  EMU_VEC1(T, N, A1) EMU_VEC2(T, N, A2) EMU_VEC3(T, N) EMU_VEC4(T, N, A4) EMU_MAKE(T, N)
+EMU_VECS(float, float, 4, 8, 16)
+EMU_VECS(double, double, 8, 16, 16)
+EMU_VECS(int, int, 4, 8, 16)
+EMU_VECS(unsigned int, uint, 4, 8, 16)
+EMU_VECS(signed char, char, 1, 2, 4)
+EMU_VECS(unsigned char, uchar, 1, 2, 4)
+EMU_VECS(short, short, 2, 4, 8)
+EMU_VECS(unsigned short, ushort, 2, 4, 8)
+EMU_VECS(long long, longlong, 8, 16, 16)
+EMU_VECS(unsigned long long, ulonglong, 8, 16, 16)
+#undef EMU_VEC1
+#undef EMU_VEC2
+#undef EMU_VEC3
+#undef EMU_VEC4
+#undef EMU_MAKE
+#undef EMU_VECS
+
+struct dim3 {
+  unsigned int x, y, z;
+  constexpr dim3(unsigned int x_ = 1, unsigned int y_ = 1, unsigned int z_ = 1) : x(x_), y(y_), z(z_) {}
+  constexpr dim3(uint3 v) : x(v.x), y(v.y), z(v.z) {}
+};
+
+// ---- thread identity -------------------------------------------------------------------
+struct __emu_thread {
+  uint3 tid;
+  unsigned int lane, warp, linear;
+};
+extern "C" {
+extern __emu_thread* __emu_cur;  // the running fiber
+extern uint3 __emu_block_idx;
+extern dim3 __emu_block_dim, __emu_grid_dim;
+}
+#define threadIdx (__emu_cur->tid)
+#define blockIdx (__emu_block_idx)
+#define blockDim (__emu_block_dim)
+#define gridDim (__emu_grid_dim)
+
+// ---- barriers and warp collectives (runtime.cpp) --------------------------------------------
+extern "C" {
+void __emu_syncthreads(int line);
+int __emu_syncthreads_reduce(int line, int op, int predicate);  // op: 0 count, 1 and, 2 or
+void __emu_syncwarp(unsigned mask, int line);
+unsigned long long __emu_shfl(unsigned mask, unsigned long long value, int src_lane, int line);
+unsigned __emu_ballot(unsigned mask, int predicate, int line);
+unsigned __emu_activemask(void);
+void __emu_unsupported(const char* what, int line) __attribute__((noreturn));
+}
+// The empty asm statements keep the compiler from caching shared memory across a barrier.
+static inline void __emu_fence() { asm volatile("" ::: "memory"); }
+#define EMU_FENCE() __emu_fence()
+#define __syncthreads() (EMU_FENCE(), __emu_syncthreads(__LINE__), EMU_FENCE())
+#define __syncthreads_count(p) __emu_syncthreads_reduce(__LINE__, 0, (p) ? 1 : 0)
+#define __syncthreads_and(p) __emu_syncthreads_reduce(__LINE__, 1, (p) ? 1 : 0)
+#define __syncthreads_or(p) __emu_syncthreads_reduce(__LINE__, 2, (p) ? 1 : 0)
+#define __syncwarp(...) (EMU_FENCE(), __emu_syncwarp_at(__LINE__, ##__VA_ARGS__), EMU_FENCE())
+static inline void __emu_syncwarp_at(int line, unsigned mask = 0xffffffffu) { __emu_syncwarp(mask, line); }
+static inline void __threadfence() { EMU_FENCE(); }
+static inline void __threadfence_block() { EMU_FENCE(); }
+static inline unsigned __activemask() { return __emu_activemask(); }
+static inline unsigned __lanemask_lt() { return (1u << __emu_cur->lane) - 1u; }
+
+template <class T>
+static inline T __emu_shfl_to(unsigned mask, T var, int src, int line) {
+  static_assert(sizeof(T) <= 8, "__shfl_*_sync moves values of at most 8 bytes");
+  unsigned long long bits = 0;
+  std::memcpy(&bits, &var, sizeof(T));
+  bits = __emu_shfl(mask, bits, src, line);
+  T out;
+  std::memcpy(&out, &bits, sizeof(T));
+  return out;
+}
+// Lane arithmetic of the PTX shfl modes: a source outside the caller's width-segment
+// returns the caller's own value.
+template <class T>
+static inline T __emu_shfl_idx(unsigned mask, T v, int src, int width, int line) {
+  int lane = (int)__emu_cur->lane, base = lane & ~(width - 1);
+  return __emu_shfl_to(mask, v, base + (src & (width - 1)), line);
+}
+template <class T>
+static inline T __emu_shfl_up(unsigned mask, T v, unsigned d, int width, int line) {
+  int lane = (int)__emu_cur->lane, base = lane & ~(width - 1), src = lane - (int)d;
+  return __emu_shfl_to(mask, v, src < base ? lane : src, line);
+}
+template <class T>
+static inline T __emu_shfl_down(unsigned mask, T v, unsigned d, int width, int line) {
+  int lane = (int)__emu_cur->lane, base = lane & ~(width - 1), src = lane + (int)d;
+  return __emu_shfl_to(mask, v, src >= base + width ? lane : src, line);
+}
+template <class T>
+static inline T __emu_shfl_xor(unsigned mask, T v, int m, int width, int line) {
+  int lane = (int)__emu_cur->lane, base = lane & ~(width - 1), src = lane ^ m;
+  return __emu_shfl_to(mask, v, src >= base + width ? lane : src, line);
+}
+#define __shfl_sync(mask, v, src, ...) __emu_shfl_idx(mask, v, src, __emu_width(__VA_ARGS__), __LINE__)
+#define __shfl_up_sync(mask, v, d, ...) __emu_shfl_up(mask, v, d, __emu_width(__VA_ARGS__), __LINE__)
+#define __shfl_down_sync(mask, v, d, ...) __emu_shfl_down(mask, v, d, __emu_width(__VA_ARGS__), __LINE__)
+#define __shfl_xor_sync(mask, v, m, ...) __emu_shfl_xor(mask, v, m, __emu_width(__VA_ARGS__), __LINE__)
+static inline int __emu_width(int w = 32) { return w; }
+#define __ballot_sync(mask, p) __emu_ballot(mask, (p) ? 1 : 0, __LINE__)
+#define __any_sync(mask, p) (__emu_ballot(mask, (p) ? 1 : 0, __LINE__) != 0u)
+#define __all_sync(mask, p) (__emu_ballot(mask, (p) ? 1 : 0, __LINE__) == ((mask) & __emu_activemask()))
+
+// ---- atomics: real atomics, since blocks run in parallel worker processes -------------------
+template <class T, class F>
+static inline T __emu_atomic_update(T* p, F f) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "atomics act on 4- or 8-byte values");
+  using Bits = std::conditional_t<sizeof(T) == 4, unsigned int, unsigned long long>;
+  Bits* q = reinterpret_cast<Bits*>(p);
+  Bits old_bits = __atomic_load_n(q, __ATOMIC_RELAXED), new_bits;
+  T old_val;
+  do {
+    std::memcpy(&old_val, &old_bits, sizeof(T));
+    T new_val = f(old_val);
+    std::memcpy(&new_bits, &new_val, sizeof(T));
+  } while (!__atomic_compare_exchange_n(q, &old_bits, new_bits, true, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+  return old_val;
+}
+template <class T> static inline T atomicAdd(T* p, T v) { return __emu_atomic_update(p, [v](T o) { return (T)(o + v); }); }
+template <class T> static inline T atomicSub(T* p, T v) { return __emu_atomic_update(p, [v](T o) { return (T)(o - v); }); }
+template <class T> static inline T atomicExch(T* p, T v) { return __emu_atomic_update(p, [v](T) { return v; }); }
+template <class T> static inline T atomicMin(T* p, T v) { return __emu_atomic_update(p, [v](T o) { return v < o ? v : o; }); }
+template <class T> static inline T atomicMax(T* p, T v) { return __emu_atomic_update(p, [v](T o) { return v > o ? v : o; }); }
+template <class T> static inline T atomicAnd(T* p, T v) { return __emu_atomic_update(p, [v](T o) { return (T)(o & v); }); }
+template <class T> static inline T atomicOr(T* p, T v) { return __emu_atomic_update(p, [v](T o) { return (T)(o | v); }); }
+template <class T> static inline T atomicXor(T* p, T v) { return __emu_atomic_update(p, [v](T o) { return (T)(o ^ v); }); }
+static inline unsigned atomicInc(unsigned* p, unsigned v) {
+  return __emu_atomic_update(p, [v](unsigned o) { return o >= v ? 0u : o + 1u; });
+}
+static inline unsigned atomicDec(unsigned* p, unsigned v) {
+  return __emu_atomic_update(p, [v](unsigned o) { return (o == 0u || o > v) ? v : o - 1u; });
+}
+template <class T>
+static inline T atomicCAS(T* p, T compare, T v) {
+  __atomic_compare_exchange_n(p, &compare, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+  return compare;  // holds the old value either way
+}
+
+// ---- device math and intrinsics ----------------------------------------------------------
+template <class A, class B>
+static inline std::common_type_t<A, B> min(A a, B b) { return b < a ? b : a; }
+template <class A, class B>
+static inline std::common_type_t<A, B> max(A a, B b) { return a < b ? b : a; }
+static inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
+static inline float __fdividef(float a, float b) { return a / b; }
+// glibc declares __expf and __logf itself, so these two are macros.
+#define __expf(x) expf(x)
+#define __logf(x) logf(x)
+static inline float __fmaf_rn(float a, float b, float c) { return std::fma(a, b, c); }
+static inline float __fmul_rn(float a, float b) { return a * b; }
+static inline float __fadd_rn(float a, float b) { return a + b; }
+static inline float __frcp_rn(float x) { return 1.0f / x; }
+static inline float __saturatef(float x) { return x < 0.f ? 0.f : (x > 1.f ? 1.f : x); }
+static inline int __float_as_int(float x) { int i; std::memcpy(&i, &x, 4); return i; }
+static inline unsigned __float_as_uint(float x) { unsigned i; std::memcpy(&i, &x, 4); return i; }
+static inline float __int_as_float(int i) { float x; std::memcpy(&x, &i, 4); return x; }
+static inline float __uint_as_float(unsigned i) { float x; std::memcpy(&x, &i, 4); return x; }
+static inline int __float2int_rn(float x) { return (int)std::nearbyint(x); }
+static inline int __float2int_rz(float x) { return (int)x; }
+static inline float __int2float_rn(int i) { return (float)i; }
+static inline int __popc(unsigned x) { return __builtin_popcount(x); }
+static inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
+static inline int __ffs(int x) { return __builtin_ffs(x); }
+static inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned)x); }
+static inline unsigned __brev(unsigned x) {
+  unsigned r = 0;
+  for (int i = 0; i < 32; ++i) r |= ((x >> i) & 1u) << (31 - i);
+  return r;
+}
+template <class T> static inline T __ldg(const T* p) { return *p; }
+static inline long long clock64() { return 0; }  // no cycle counter to emulate

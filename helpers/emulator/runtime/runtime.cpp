@@ -1,0 +1,824 @@
+// Tile by Tile CPU emulator runtime: runs a CUDA grid on the CPU.
+//
+// One worker process per CPU core takes blocks from a shared counter. Inside a worker, every
+// CUDA thread of the block is a fiber with its own stack; fibers switch only at barriers and
+// warp collectives, so a block runs with no locks. Device buffers are shared memory-mapped
+// files placed in a reserved arena with inaccessible gaps around each, and the kernel's
+// translation unit is compiled with the compiler's address-sanitizer *call* instrumentation,
+// whose callbacks (__asan_load4_noabort, ...) are defined here: every load and store of the
+// kernel is bounds-checked (and, later, traced) with its source location.
+//
+// Protocol: the Python loader writes a request to stdin (see read_request) and passes the
+// buffer files and a result file as inherited descriptors. Errors are written as one line of
+// key=value fields into the result file, then the process exits with status 3.
+#include "cuda_emu.h"
+#include "emu_entries.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+// ---- the kernel module's entry table, emitted by the loader next to the kernel ------------
+extern "C" const EmuEntry __emu_entries[];
+extern "C" const int __emu_num_entries;
+extern "C" const int __emu_inline_checks;  // 1 when the kernel was built with inline shadow checks
+extern "C" char __start_emu_smem[] __attribute__((weak));
+extern "C" char __stop_emu_smem[] __attribute__((weak));
+
+// Linked after the kernel, so it ends the emu_smem section: accesses past the last __shared__
+// array land here, and the shadow marks it.
+__attribute__((section("emu_smem"), used, aligned(16))) static char smem_end_guard[4096];
+
+// ---- state visible to kernels -----------------------------------------------------------
+extern "C" {
+__emu_thread* __emu_cur = nullptr;
+uint3 __emu_block_idx;
+dim3 __emu_block_dim, __emu_grid_dim;
+// Dynamic shared memory: the loader links every `extern __shared__ T name[]` to this array.
+// Its pages past the launch's size are made inaccessible.
+alignas(4096) char __emu_dynamic_smem[256 * 1024 + 4096];
+}
+
+namespace {
+
+constexpr int kMaxThreads = 1024;
+constexpr int kMaxWarps = kMaxThreads / 32;
+constexpr size_t kStackBytes = 128 * 1024;
+constexpr size_t kPage = 4096;
+constexpr uintptr_t kGap = uintptr_t(1) << 30;  // inaccessible bytes around every buffer
+constexpr uintptr_t kRedzone = 64 * 1024;       // of which the shadow marks this much
+constexpr size_t kDynSmemReserve = 256 * 1024;  // more than any GPU's per-block limit
+constexpr int kExitKernelError = 3;
+
+// ---- request --------------------------------------------------------------------------
+struct Buffer {
+  char* base;
+  size_t nbytes;
+};
+struct Request {
+  int entry = -1;
+  unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
+  size_t dyn_smem = 0;
+  int workers = 1;
+  long timeout_ms = 30000;
+  int result_fd = -1;
+  std::vector<int> buffer_fds;
+  std::vector<size_t> buffer_bytes;
+  std::vector<std::vector<unsigned char>> params;  // bytes of each kernel argument
+  std::vector<int> param_buffer;                   // buffer index for pointers, else -1
+  std::vector<size_t> param_offset;
+};
+Request req;
+std::vector<Buffer> buffers;
+std::vector<void*> arg_ptrs;
+std::vector<char*> pointer_storage;
+
+// ---- error reporting ------------------------------------------------------------------
+struct ResultArea {
+  int claimed;
+  char text[8188];
+};
+ResultArea* result = nullptr;
+volatile sig_atomic_t in_kernel = 0;
+
+struct Fiber;
+Fiber* fibers = nullptr;
+int nthreads = 0;
+int cur = 0;
+
+void where(char* out, size_t n);
+
+[[noreturn]] void fail(const char* fmt, ...) {
+  char head[512];
+  where(head, sizeof head);
+  in_kernel = 0;
+  if (result && __sync_bool_compare_and_swap(&result->claimed, 0, 1)) {
+    va_list ap;
+    va_start(ap, fmt);
+    size_t used = (size_t)snprintf(result->text, sizeof result->text, "%s", head);
+    if (used < sizeof result->text) vsnprintf(result->text + used, sizeof result->text - used, fmt, ap);
+    va_end(ap);
+  }
+  fflush(stdout);
+  _exit(kExitKernelError);
+}
+
+// ---- fibers ---------------------------------------------------------------------------
+enum State { kRunnable, kWaitBlock, kWaitWarp, kDone };
+
+struct Fiber {
+  __emu_thread t;  // first member: __emu_cur points here
+  void* sp;
+  int state;
+  int line;  // source line of the barrier it waits at
+};
+char* stacks = nullptr;  // one stack per thread of the block, each above an inaccessible guard page
+size_t stacks_span = 0;
+void* main_sp = nullptr;
+const EmuEntry* entry = nullptr;
+
+struct WarpState {
+  unsigned arrived, mask;
+  int line;
+  unsigned long long slot[32];
+};
+WarpState warps[kMaxWarps];
+int block_arrived = 0, block_line = 0, done_count = 0;
+int reduce_acc[3], reduce_result = 0;
+
+extern "C" void emu_switch(void** save_sp, void* new_sp);
+extern "C" void emu_fiber_trampoline();
+extern "C" void emu_fiber_main(Fiber* f);
+
+#if defined(__x86_64__)
+// Saves the callee-saved registers on the current stack, stores its pointer in *save_sp and
+// resumes the stack new_sp. The x87/SSE control words are the same in every fiber.
+asm(R"(
+.text
+.globl emu_switch
+.type emu_switch,@function
+emu_switch:
+  pushq %rbp
+  pushq %rbx
+  pushq %r12
+  pushq %r13
+  pushq %r14
+  pushq %r15
+  movq %rsp, (%rdi)
+  movq %rsi, %rsp
+  popq %r15
+  popq %r14
+  popq %r13
+  popq %r12
+  popq %rbx
+  popq %rbp
+  ret
+.size emu_switch, .-emu_switch
+.globl emu_fiber_trampoline
+.type emu_fiber_trampoline,@function
+emu_fiber_trampoline:
+  movq %r12, %rdi
+  call emu_fiber_main
+  ud2
+.size emu_fiber_trampoline, .-emu_fiber_trampoline
+)");
+
+void* fiber_initial_sp(Fiber* f, char* stack_top) {
+  uintptr_t top = (uintptr_t)stack_top & ~uintptr_t(15);
+  void** sp = (void**)(top - 56);
+  for (int i = 0; i < 6; ++i) sp[i] = nullptr;  // r15 r14 r13 r12 rbx rbp
+  sp[3] = f;                                     // r12: the fiber, for the trampoline
+  sp[6] = (void*)&emu_fiber_trampoline;          // return address; rsp ends 16-aligned
+  return sp;
+}
+void fiber_switch(void** save_sp, void* new_sp) { emu_switch(save_sp, new_sp); }
+#else
+// Portable fallback: ucontext (slower; the x86-64 path above is the tuned one).
+ucontext_t* contexts = nullptr;
+ucontext_t main_context;
+void* fiber_initial_sp(Fiber* f, char* stack_top) {
+  int i = (int)(f - fibers);
+  ucontext_t* c = &contexts[i];
+  getcontext(c);
+  c->uc_stack.ss_sp = stack_top - kStackBytes;
+  c->uc_stack.ss_size = kStackBytes;
+  c->uc_link = nullptr;
+  makecontext(c, (void (*)())emu_fiber_main, 1, f);
+  return c;
+}
+void fiber_switch(void** save_sp, void* new_sp) {
+  ucontext_t* from = (save_sp == &main_sp) ? &main_context : (ucontext_t*)*save_sp;
+  if (save_sp == &main_sp) main_sp = &main_context;
+  swapcontext(from, (ucontext_t*)new_sp);
+}
+#endif
+
+inline void switch_to(int next) {
+  Fiber* from = &fibers[cur];
+  cur = next;
+  __emu_cur = &fibers[next].t;
+  fiber_switch(&from->sp, fibers[next].sp);
+}
+
+void describe_waits(char* out, size_t n);
+
+// Blocks the running fiber and runs the next runnable one, in ring order.
+void block_current() {
+  for (int k = 1; k < nthreads; ++k) {
+    int i = cur + k;
+    if (i >= nthreads) i -= nthreads;
+    if (fibers[i].state == kRunnable) {
+      switch_to(i);
+      return;
+    }
+  }
+  char waits[1024];
+  describe_waits(waits, sizeof waits);
+  fail("kind=deadlock;detail=no thread of the block can go on: %s", waits);
+}
+
+void check_no_exited_threads(const char* what, int line) {
+  if (done_count == 0) return;
+  int exited = -1;
+  for (int i = 0; i < nthreads; ++i)
+    if (fibers[i].state == kDone) { exited = i; break; }
+  fail("kind=divergence;line=%d;detail=%s at line %d is reached by thread %d but %d thread(s) of the "
+       "block, thread %d first, have already finished without reaching it",
+       line, what, line, cur, done_count, exited);
+}
+
+void thread_label(int i, char* out, size_t n) {
+  const __emu_thread& t = fibers[i].t;
+  snprintf(out, n, "(%u,%u,%u)", t.tid.x, t.tid.y, t.tid.z);
+}
+
+void describe_waits(char* out, size_t n) {
+  size_t used = 0;
+  int shown = 0;
+  for (int i = 0; i < nthreads && used + 96 < n && shown < 6; ++i) {
+    const Fiber& f = fibers[i];
+    if (f.state == kRunnable) continue;
+    if (i > 0 && fibers[i - 1].state == f.state && fibers[i - 1].line == f.line) continue;
+    char label[48];
+    thread_label(i, label, sizeof label);
+    const char* what = f.state == kWaitBlock ? "waits at __syncthreads" : f.state == kWaitWarp ? "waits at a warp collective" : "has finished";
+    used += (size_t)snprintf(out + used, n - used, "%sthread %s %s", shown ? "; " : "", label, what);
+    if (f.state != kDone) used += (size_t)snprintf(out + used, n - used, " (line %d)", f.line);
+    ++shown;
+  }
+}
+
+}  // namespace
+
+extern "C" void emu_fiber_main(Fiber* f) {
+  entry->invoke(arg_ptrs.data());
+  f->state = kDone;
+  ++done_count;
+  if (block_arrived > 0) {
+    int waiting = -1;
+    for (int i = 0; i < nthreads; ++i)
+      if (fibers[i].state == kWaitBlock) { waiting = i; break; }
+    char label[48];
+    thread_label(waiting, label, sizeof label);
+    fail("kind=divergence;line=%d;detail=thread %s waits at __syncthreads (line %d), which this thread "
+         "never reached before it finished",
+         fibers[waiting].line, label, fibers[waiting].line);
+  }
+  WarpState& w = warps[f->t.warp];
+  if (w.arrived && (w.mask >> f->t.lane & 1u))
+    fail("kind=divergence;line=%d;detail=a warp collective at line %d names lane %u in its mask, but that "
+         "lane finished without reaching it",
+         w.line, w.line, f->t.lane);
+  if (done_count == nthreads) {
+    in_kernel = 0;
+    fiber_switch(&f->sp, main_sp);
+  }
+  block_current();
+  __builtin_unreachable();
+}
+
+// ---- barriers ---------------------------------------------------------------------------
+static void release_block_barrier() {
+  block_arrived = 0;
+  for (int i = 0; i < nthreads; ++i)
+    if (fibers[i].state == kWaitBlock) fibers[i].state = kRunnable;
+}
+
+static void arrive_block_barrier(int line, const char* what) {
+  check_no_exited_threads(what, line);
+  if (block_arrived == 0) {
+    block_line = line;
+  } else if (line != block_line) {
+    fail("kind=divergence;line=%d;detail=threads of one block wait at different barriers: line %d and "
+         "line %d (every thread must reach the same __syncthreads)",
+         line, block_line, line);
+  }
+  if (++block_arrived == nthreads) {
+    release_block_barrier();
+    return;
+  }
+  fibers[cur].state = kWaitBlock;
+  fibers[cur].line = line;
+  block_current();
+}
+
+extern "C" void __emu_syncthreads(int line) { arrive_block_barrier(line, "__syncthreads"); }
+
+extern "C" int __emu_syncthreads_reduce(int line, int op, int predicate) {
+  if (block_arrived == 0) reduce_acc[0] = 0, reduce_acc[1] = 1, reduce_acc[2] = 0;
+  reduce_acc[0] += predicate;
+  reduce_acc[1] &= predicate;
+  reduce_acc[2] |= predicate;
+  if (block_arrived + 1 == nthreads) reduce_result = reduce_acc[op];
+  arrive_block_barrier(line, "__syncthreads_count/and/or");
+  return reduce_result;
+}
+
+static unsigned warp_lanes(unsigned warp) {
+  unsigned first = warp * 32u, n = (unsigned)nthreads - first;
+  return n >= 32 ? 0xffffffffu : ((1u << n) - 1u);
+}
+
+extern "C" unsigned __emu_activemask(void) {
+  unsigned warp = __emu_cur->warp, mask = 0;
+  for (unsigned lane = 0; lane < 32 && warp * 32 + lane < (unsigned)nthreads; ++lane)
+    if (fibers[warp * 32 + lane].state != kDone) mask |= 1u << lane;
+  return mask;
+}
+
+static void warp_barrier(unsigned mask, int line) {
+  Fiber& f = fibers[cur];
+  unsigned lane = f.t.lane, bit = 1u << lane;
+  WarpState& w = warps[f.t.warp];
+  mask &= warp_lanes(f.t.warp);  // lanes beyond the block's last thread do not exist
+  if (!(mask & bit))
+    fail("kind=divergence;line=%d;detail=lane %u calls a warp collective whose mask 0x%08x leaves it out", line,
+         lane, mask);
+  for (unsigned l = 0; l < 32; ++l)
+    if ((mask >> l & 1u) && fibers[f.t.warp * 32 + l].state == kDone)
+      fail("kind=divergence;line=%d;detail=the mask 0x%08x of the warp collective at line %d names lane %u, "
+           "which has already finished",
+           line, mask, line, l);
+  if (w.arrived == 0) {
+    w.mask = mask;
+    w.line = line;
+  } else if (w.mask != mask || w.line != line) {
+    fail("kind=divergence;line=%d;detail=lanes of one warp meet at different warp collectives: line %d "
+         "(mask 0x%08x) and line %d (mask 0x%08x)",
+         line, w.line, w.mask, line, mask);
+  }
+  w.arrived |= bit;
+  if (w.arrived == w.mask) {
+    w.arrived = 0;
+    for (unsigned l = 0; l < 32; ++l)
+      if (mask >> l & 1u) fibers[f.t.warp * 32 + l].state = kRunnable;
+    return;
+  }
+  f.state = kWaitWarp;
+  f.line = line;
+  block_current();
+}
+
+extern "C" void __emu_syncwarp(unsigned mask, int line) { warp_barrier(mask, line); }
+
+extern "C" unsigned long long __emu_shfl(unsigned mask, unsigned long long value, int src_lane, int line) {
+  Fiber& f = fibers[cur];
+  WarpState& w = warps[f.t.warp];
+  w.slot[f.t.lane] = value;
+  warp_barrier(mask, line);
+  unsigned effective = mask & warp_lanes(f.t.warp);
+  if (src_lane < 0 || src_lane > 31 || !(effective >> src_lane & 1u))
+    fail("kind=divergence;line=%d;detail=lane %u reads lane %d in a shuffle, but lane %d is not in the mask "
+         "0x%08x",
+         line, f.t.lane, src_lane, src_lane, mask);
+  unsigned long long got = w.slot[src_lane];
+  warp_barrier(mask, line);  // nobody overwrites a slot before every lane has read
+  return got;
+}
+
+extern "C" unsigned __emu_ballot(unsigned mask, int predicate, int line) {
+  Fiber& f = fibers[cur];
+  WarpState& w = warps[f.t.warp];
+  w.slot[f.t.lane] = (unsigned long long)(predicate != 0);
+  warp_barrier(mask, line);
+  unsigned effective = mask & warp_lanes(f.t.warp), bits = 0;
+  for (unsigned l = 0; l < 32; ++l)
+    if ((effective >> l & 1u) && w.slot[l]) bits |= 1u << l;
+  warp_barrier(mask, line);
+  return bits;
+}
+
+extern "C" void __emu_unsupported(const char* what, int line) {
+  fail("kind=unsupported;line=%d;detail=%s", line, what);
+}
+
+// ---- memory checks: the compiler calls these before every load and store of the kernel -----
+namespace {
+char* smem_lo = nullptr;
+size_t smem_size = 0;
+char* dyn_lo = nullptr;
+char* arena = nullptr;
+size_t arena_slot = 0, arena_span = 0;
+
+void where(char* out, size_t n) {
+  if (!in_kernel || !fibers) {
+    out[0] = 0;
+    return;
+  }
+  const __emu_thread& t = fibers[cur].t;
+  snprintf(out, n, "block=%u,%u,%u;thread=%u,%u,%u;", __emu_block_idx.x, __emu_block_idx.y, __emu_block_idx.z,
+           t.tid.x, t.tid.y, t.tid.z);
+}
+
+[[noreturn]] void out_of_bounds(uintptr_t a, size_t n, int store, void* pc) {
+  const char* op = store ? "store" : "load";
+  uintptr_t off;
+  if (a - (uintptr_t)arena < arena_span) {
+    size_t b = (a - (uintptr_t)arena) / arena_slot;
+    fail("kind=oob;space=global;buffer=%zu;offset=%lld;size=%zu;op=%s;pc=%p", b,
+         (long long)(a - (uintptr_t)buffers[b].base), n, op, pc);
+  }
+  if (dyn_lo && (off = a - (uintptr_t)dyn_lo) < kDynSmemReserve + kPage)
+    fail("kind=oob;space=dynamic_shared;offset=%lld;size=%zu;limit=%zu;op=%s;pc=%p", (long long)off, n,
+         req.dyn_smem, op, pc);
+  fail("kind=oob;space=shared;offset=%lld;size=%zu;limit=%zu;op=%s;pc=%p", (long long)(a - (uintptr_t)smem_lo),
+       n, smem_size, op, pc);
+}
+
+inline void access(uintptr_t a, size_t n, int store, void* pc) {
+  uintptr_t off = a - (uintptr_t)smem_lo;
+  if (off < smem_size) {
+    if (off + n > smem_size) out_of_bounds(a, n, store, pc);
+    return;
+  }
+  off = a - (uintptr_t)dyn_lo;
+  if (off < kDynSmemReserve) {
+    if (off + n > req.dyn_smem) out_of_bounds(a, n, store, pc);
+    return;
+  }
+  off = a - (uintptr_t)arena;
+  if (off < arena_span) {
+    const Buffer& b = buffers[off / arena_slot];
+    if (a < (uintptr_t)b.base || a + n > (uintptr_t)b.base + b.nbytes) out_of_bounds(a, n, store, pc);
+  }
+  // Anything else is the thread's own stack or the runtime's data.
+}
+}  // namespace
+
+// Two ways the compiler reaches these checks (compiler.py picks one per build):
+//  - "inline": it tests a shadow byte per 8 bytes before each access and calls
+//    __asan_report_* only when the shadow marks the bytes as outside every object (fast);
+//  - "calls": it calls __asan_loadN/storeN before every access (slower; the tracer's hook).
+#define EMU_CHECK(n)                                                                                  \
+  extern "C" void __asan_load##n##_noabort(uintptr_t a) { access(a, n, 0, __builtin_return_address(0)); } \
+  extern "C" void __asan_store##n##_noabort(uintptr_t a) { access(a, n, 1, __builtin_return_address(0)); } \
+  extern "C" void __asan_report_load##n##_noabort(uintptr_t a) {                                     \
+    out_of_bounds(a, n, 0, __builtin_return_address(0));                                             \
+  }                                                                                                   \
+  extern "C" void __asan_report_store##n##_noabort(uintptr_t a) {                                    \
+    out_of_bounds(a, n, 1, __builtin_return_address(0));                                             \
+  }
+EMU_CHECK(1)
+EMU_CHECK(2)
+EMU_CHECK(4)
+EMU_CHECK(8)
+EMU_CHECK(16)
+extern "C" void __asan_loadN_noabort(uintptr_t a, size_t n) { access(a, n, 0, __builtin_return_address(0)); }
+extern "C" void __asan_storeN_noabort(uintptr_t a, size_t n) { access(a, n, 1, __builtin_return_address(0)); }
+extern "C" void __asan_report_load_n_noabort(uintptr_t a, size_t n) {
+  out_of_bounds(a, n, 0, __builtin_return_address(0));
+}
+extern "C" void __asan_report_store_n_noabort(uintptr_t a, size_t n) {
+  out_of_bounds(a, n, 1, __builtin_return_address(0));
+}
+
+// ---- shadow memory for the inline checks: one byte per 8 bytes of address space -------------
+// The layout of user-space AddressSanitizer on x86-64 Linux: shadow(a) = (a >> 3) + 0x7fff8000,
+// reserved (not committed) for the whole 47-bit address space before any kernel code runs.
+namespace {
+constexpr uintptr_t kShadowOffset = 0x7fff8000;
+constexpr uintptr_t kShadowEnd = (uintptr_t(1) << 44) + kShadowOffset;
+bool shadow_ready = false;
+inline signed char* shadow_of(uintptr_t a) { return (signed char*)((a >> 3) + kShadowOffset); }
+
+__attribute__((constructor(101))) void map_shadow() {
+  void* p = mmap((void*)kShadowOffset, kShadowEnd - kShadowOffset, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+  shadow_ready = p == (void*)kShadowOffset;
+}
+
+// Marks [lo, hi) as outside every object (lo, hi multiples of 8).
+void poison(uintptr_t lo, uintptr_t hi) {
+  if (shadow_ready && hi > lo) std::memset(shadow_of(lo), (signed char)0xF9, (hi - lo) >> 3);
+}
+// Marks [lo, lo + n) as addressable, with the partial last granule the hardware-free way ASan does.
+void unpoison(uintptr_t lo, size_t n) {
+  if (!shadow_ready) return;
+  std::memset(shadow_of(lo), 0, n >> 3);
+  if (n & 7) *shadow_of(lo + (n & ~size_t(7))) = (signed char)(n & 7);
+}
+}  // namespace
+
+extern "C" void __asan_handle_no_return(void) {}
+extern "C" void __asan_before_dynamic_init(const char*) {}
+extern "C" void __asan_after_dynamic_init(void) {}
+
+// ---- signals: crashes and time limits become reports -------------------------------------
+namespace {
+void on_signal(int sig, siginfo_t* info, void* ctx) {
+  void* pc = nullptr;
+#if defined(__x86_64__)
+  pc = (void*)((ucontext_t*)ctx)->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__)
+  pc = (void*)((ucontext_t*)ctx)->uc_mcontext.pc;
+#endif
+  if (sig == SIGALRM)
+    fail("kind=timeout;limit_ms=%ld;pc=%p", req.timeout_ms, pc);
+  if (!in_kernel) fail("kind=internal;signal=%d;pc=%p", sig, pc);
+  uintptr_t a = (uintptr_t)info->si_addr;
+  if (sig == SIGSEGV || sig == SIGBUS) {
+    if (stacks && a - (uintptr_t)stacks < stacks_span)
+      fail("kind=stack_overflow;pc=%p;limit=%zu", pc, kStackBytes);
+    if ((arena && a - (uintptr_t)arena < arena_span) || (dyn_lo && a - (uintptr_t)dyn_lo < kDynSmemReserve + kPage))
+      out_of_bounds(a, 1, -1, pc);
+    fail("kind=crash;signal=%d;addr=%p;pc=%p", sig, info->si_addr, pc);
+  }
+  fail("kind=crash;signal=%d;pc=%p", sig, pc);
+}
+
+void install_signal_handlers() {
+  static char altstack[64 * 1024];
+  stack_t ss = {};
+  ss.ss_sp = altstack;
+  ss.ss_size = sizeof altstack;
+  sigaltstack(&ss, nullptr);
+  struct sigaction sa = {};
+  sa.sa_sigaction = on_signal;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGALRM}) sigaction(sig, &sa, nullptr);
+}
+
+// ---- setup --------------------------------------------------------------------------------
+[[noreturn]] void bad_request(const char* what) {
+  fail("kind=internal;detail=bad launch request: %s", what);
+}
+
+void read_request() {
+  char key[64];
+  while (scanf("%63s", key) == 1) {
+    std::string k = key;
+    if (k == "entry") {
+      if (scanf("%d", &req.entry) != 1) bad_request("entry");
+    } else if (k == "grid" || k == "block") {
+      unsigned* d = k == "grid" ? req.grid : req.block;
+      if (scanf("%u %u %u", &d[0], &d[1], &d[2]) != 3) bad_request(key);
+    } else if (k == "dynamic_smem") {
+      if (scanf("%zu", &req.dyn_smem) != 1) bad_request(key);
+    } else if (k == "workers") {
+      if (scanf("%d", &req.workers) != 1) bad_request(key);
+    } else if (k == "timeout_ms") {
+      if (scanf("%ld", &req.timeout_ms) != 1) bad_request(key);
+    } else if (k == "result_fd") {
+      if (scanf("%d", &req.result_fd) != 1) bad_request(key);
+    } else if (k == "buffer") {
+      int fd;
+      size_t n;
+      if (scanf("%d %zu", &fd, &n) != 2) bad_request(key);
+      req.buffer_fds.push_back(fd);
+      req.buffer_bytes.push_back(n);
+    } else if (k == "pointer") {
+      int b;
+      size_t off;
+      if (scanf("%d %zu", &b, &off) != 2) bad_request(key);
+      req.params.emplace_back(sizeof(void*));
+      req.param_buffer.push_back(b);
+      req.param_offset.push_back(off);
+    } else if (k == "value") {
+      char hex[64];
+      if (scanf("%63s", hex) != 1) bad_request(key);
+      std::vector<unsigned char> bytes;
+      for (size_t i = 0; hex[i] && hex[i + 1]; i += 2) {
+        unsigned v;
+        sscanf(hex + i, "%2x", &v);
+        bytes.push_back((unsigned char)v);
+      }
+      req.params.push_back(bytes);
+      req.param_buffer.push_back(-1);
+      req.param_offset.push_back(0);
+    } else if (k == "run") {
+      return;
+    } else {
+      bad_request(key);
+    }
+  }
+  bad_request("missing 'run'");
+}
+
+void map_result() {
+  void* p = mmap(nullptr, sizeof(ResultArea), PROT_READ | PROT_WRITE, MAP_SHARED, req.result_fd, 0);
+  if (p == MAP_FAILED) {
+    fprintf(stderr, "emulator: cannot map the result file (%s)\n", strerror(errno));
+    _exit(2);
+  }
+  result = (ResultArea*)p;
+}
+
+// Buffers sit in equal slots of one reserved arena, each between two inaccessible gaps, so that
+// an access just outside a buffer is both attributable to it and unable to corrupt another.
+void map_buffers() {
+  size_t largest = kPage;
+  for (size_t n : req.buffer_bytes) largest = n > largest ? n : largest;
+  arena_slot = kGap + ((largest + kPage - 1) / kPage) * kPage + kGap;
+  arena_span = arena_slot * (req.buffer_fds.empty() ? 1 : req.buffer_fds.size());
+  void* a = mmap(nullptr, arena_span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (a == MAP_FAILED) fail("kind=internal;detail=cannot reserve %zu bytes of address space", arena_span);
+  arena = (char*)a;
+  for (size_t i = 0; i < req.buffer_fds.size(); ++i) {
+    char* base = arena + i * arena_slot + kGap;
+    size_t n = req.buffer_bytes[i];
+    if (n && mmap(base, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, req.buffer_fds[i], 0) == MAP_FAILED)
+      fail("kind=internal;detail=cannot map buffer %zu (%s)", i, strerror(errno));
+    buffers.push_back({base, n});
+    // Precise reports for accesses up to kRedzone outside; farther ones fault in the gap.
+    uintptr_t lo = (uintptr_t)base, hi = (lo + n + 7) & ~uintptr_t(7);
+    poison(lo - kRedzone, lo);
+    poison(hi, hi + kRedzone);
+    unpoison(lo, n);
+  }
+}
+
+void map_shared_memory() {
+  smem_lo = __start_emu_smem;
+  smem_size = (size_t)(smem_end_guard - __start_emu_smem);
+  dyn_lo = __emu_dynamic_smem;
+  if (req.dyn_smem > kDynSmemReserve) bad_request("dynamic shared memory larger than 256 KiB");
+  size_t usable = (req.dyn_smem + kPage - 1) / kPage * kPage;
+  if (mprotect(dyn_lo + usable, kDynSmemReserve + kPage - usable, PROT_NONE) != 0)
+    fail("kind=internal;detail=cannot protect dynamic shared memory");
+  poison((uintptr_t)dyn_lo, (uintptr_t)dyn_lo + kDynSmemReserve + kPage);
+  unpoison((uintptr_t)dyn_lo, req.dyn_smem);
+  poison((uintptr_t)smem_end_guard, (uintptr_t)smem_end_guard + sizeof smem_end_guard);
+}
+
+void allocate_fibers() {
+  size_t per = kStackBytes + kPage;
+  void* p = mmap(nullptr, per * nthreads, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                 -1, 0);
+  if (p == MAP_FAILED) fail("kind=internal;detail=cannot allocate fiber stacks");
+  stacks = (char*)p;
+  stacks_span = per * nthreads;
+  for (int i = 0; i < nthreads; ++i) mprotect(stacks + i * per, kPage, PROT_NONE);  // guard below
+  fibers = new Fiber[kMaxThreads];
+#if !defined(__x86_64__)
+  contexts = new ucontext_t[kMaxThreads];
+#endif
+}
+
+void bind_arguments() {
+  const EmuEntry& e = *entry;
+  if ((int)req.params.size() != e.nparams) bad_request("argument count");
+  pointer_storage.resize(req.params.size());
+  for (size_t i = 0; i < req.params.size(); ++i) {
+    if (req.param_buffer[i] >= 0) {
+      const Buffer& b = buffers[(size_t)req.param_buffer[i]];
+      char* p = b.base + req.param_offset[i];
+      std::memcpy(req.params[i].data(), &p, sizeof p);
+    }
+    arg_ptrs.push_back(req.params[i].data());
+  }
+}
+
+// Shared memory is never zero on a GPU: fill it with 0xFF bytes (a NaN as float, -1 as int) so
+// that reading what no thread wrote shows up in the results.
+void poison_shared() {
+  if (smem_size) std::memset(smem_lo, 0xFF, smem_size);
+  if (req.dyn_smem) std::memset(dyn_lo, 0xFF, req.dyn_smem);
+}
+
+void run_block(unsigned linear) {
+  unsigned gx = req.grid[0], gy = req.grid[1];
+  __emu_block_idx = {linear % gx, (linear / gx) % gy, linear / (gx * gy)};
+  poison_shared();
+  unsigned bx = req.block[0], by = req.block[1];
+  for (int i = 0; i < nthreads; ++i) {
+    Fiber& f = fibers[i];
+    unsigned u = (unsigned)i;
+    f.t.tid = {u % bx, (u / bx) % by, u / (bx * by)};
+    f.t.linear = u;
+    f.t.lane = u % 32;
+    f.t.warp = u / 32;
+    f.state = kRunnable;
+    f.line = 0;
+    f.sp = fiber_initial_sp(&f, stacks + (size_t)(i + 1) * (kStackBytes + kPage));
+  }
+  std::memset(warps, 0, sizeof warps);
+  block_arrived = done_count = 0;
+  cur = 0;
+  __emu_cur = &fibers[0].t;
+  in_kernel = 1;
+  fiber_switch(&main_sp, fibers[0].sp);
+  in_kernel = 0;
+}
+
+struct Counter {
+  unsigned next;
+  int abort;
+};
+
+void set_time_limit() {
+  struct itimerval t = {};
+  t.it_value.tv_sec = req.timeout_ms / 1000;
+  t.it_value.tv_usec = (req.timeout_ms % 1000) * 1000;
+  setitimer(ITIMER_REAL, &t, nullptr);
+}
+
+void run_blocks(Counter* counter, unsigned nblocks) {
+  set_time_limit();
+  for (;;) {
+    unsigned b = __sync_fetch_and_add(&counter->next, 1u);
+    if (b >= nblocks || counter->abort) break;
+    run_block(b);
+  }
+  fflush(stdout);
+}
+
+// The grid's run time, without the process start, for the emulator's own benchmarks.
+void report_success(const struct timespec& t0) {
+  struct timespec t1;
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  long long ns = (long long)(t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec);
+  if (__sync_bool_compare_and_swap(&result->claimed, 0, 1))
+    snprintf(result->text, sizeof result->text, "kind=ok;elapsed_ns=%lld", ns);
+}
+
+void describe_entries() {
+  for (int i = 0; i < __emu_num_entries; ++i) {
+    const EmuEntry& e = __emu_entries[i];
+    printf("entry %d %d %s\n", i, e.nparams, e.name);
+    for (int p = 0; p < e.nparams; ++p) {
+      const EmuParam& q = e.params[p];
+      printf("param %d %d %d %d %c %s\n", q.is_pointer, q.size, q.pointee_size, q.pointee_const, q.category,
+             q.type_name);
+    }
+  }
+  printf("shared_bytes %zu\n", (size_t)(smem_end_guard - __start_emu_smem));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "--describe") {
+    describe_entries();
+    return 0;
+  }
+  read_request();
+  map_result();
+  install_signal_handlers();
+  if (__emu_inline_checks && !shadow_ready)
+    fail("kind=no_shadow;detail=cannot reserve the shadow memory for inline checks");
+  if (req.entry < 0 || req.entry >= __emu_num_entries) bad_request("entry index");
+  entry = &__emu_entries[req.entry];
+  map_buffers();
+  map_shared_memory();
+  bind_arguments();
+  __emu_grid_dim = dim3(req.grid[0], req.grid[1], req.grid[2]);
+  __emu_block_dim = dim3(req.block[0], req.block[1], req.block[2]);
+  nthreads = (int)(req.block[0] * req.block[1] * req.block[2]);
+  if (nthreads < 1 || nthreads > kMaxThreads) bad_request("block size");
+  allocate_fibers();
+  unsigned nblocks = req.grid[0] * req.grid[1] * req.grid[2];
+
+  Counter* counter =
+      (Counter*)mmap(nullptr, sizeof(Counter), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  counter->next = 0;
+  counter->abort = 0;
+  int workers = req.workers < 1 ? 1 : req.workers;
+  if ((unsigned)workers > nblocks) workers = (int)nblocks;
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  if (workers <= 1) {
+    run_blocks(counter, nblocks);
+    report_success(t0);
+    return 0;
+  }
+  fflush(stdout);
+  std::vector<pid_t> children;
+  for (int w = 0; w < workers; ++w) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      run_blocks(counter, nblocks);
+      _exit(0);
+    }
+    children.push_back(pid);
+  }
+  int failed = 0;
+  for (size_t done = 0; done < children.size(); ++done) {
+    int status;
+    pid_t pid = wait(&status);
+    if (pid < 0) break;
+    bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (!ok && !failed) {
+      failed = 1;
+      counter->abort = 1;
+      for (pid_t c : children)
+        if (c != pid) kill(c, SIGKILL);
+      if (WIFSIGNALED(status) && __sync_bool_compare_and_swap(&result->claimed, 0, 1))
+        snprintf(result->text, sizeof result->text, "kind=crash;signal=%d;detail=a worker process was killed",
+                 WTERMSIG(status));
+    }
+  }
+  if (!failed) report_success(t0);
+  return failed ? kExitKernelError : 0;
+}

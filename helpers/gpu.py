@@ -1,0 +1,125 @@
+"""The GPU backend: NVRTC compiles the kernel files through CuPy, arrays are CuPy arrays."""
+
+from __future__ import annotations
+
+import re
+
+import cupy as cp
+import numpy as np
+
+from .device import DeviceInfo, fp32_lanes_per_sm
+from .errors import KernelArgumentError, KernelCompileError, KernelCrashError, LaunchConfigError
+from .kernel_source import KernelSource
+
+NAME = "gpu"
+xp = cp
+
+# cudaDeviceAttr values (stable across CUDA versions)
+_ATTR = {"clock_khz": 13, "sm_count": 16, "mem_clock_khz": 36, "bus_bits": 37, "l2_bytes": 38,
+         "major": 75, "minor": 76, "smem_per_sm": 81, "regs_per_sm": 82, "smem_optin": 97}
+
+
+def _attr(name: str, device: int = 0) -> int:
+    return cp.cuda.runtime.deviceGetAttribute(_ATTR[name], device)
+
+
+def _version(v: int) -> str:
+    return f"{v // 1000}.{v % 1000 // 10}"
+
+
+def device_info() -> DeviceInfo:
+    props = cp.cuda.runtime.getDeviceProperties(0)
+    major, minor = _attr("major"), _attr("minor")
+    return DeviceInfo(
+        backend=NAME,
+        name=props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"]),
+        compute_capability=f"{major}.{minor}",
+        sm_count=_attr("sm_count"),
+        clock_ghz=_attr("clock_khz") / 1e6,
+        fp32_lanes_per_sm=fp32_lanes_per_sm(major, minor),
+        memory_bandwidth_tbs=2 * _attr("mem_clock_khz") * 1e3 * _attr("bus_bits") / 8 / 1e12,
+        memory_gib=props["totalGlobalMem"] / 2**30,
+        l2_mib=_attr("l2_bytes") / 2**20,
+        shared_per_block_kib=_attr("smem_optin") / 1024,
+        shared_per_sm_kib=_attr("smem_per_sm") / 1024,
+        registers_per_sm=_attr("regs_per_sm"),
+        driver=_version(cp.cuda.runtime.driverGetVersion()),
+        runtime=_version(cp.cuda.runtime.runtimeGetVersion()),
+        cupy=cp.__version__,
+    )
+
+
+def banner() -> str:
+    d = device_info()
+    return (f"Backend: GPU, {d.name} (sm_{d.compute_capability.replace('.', '')}, {d.sm_count} SMs), "
+            f"CUDA driver {d.driver}, CuPy {d.cupy}; kernels from kernels/*.cu compiled by NVRTC.")
+
+
+_NVRTC_LOCATION = re.compile(r"(?m)^\S*?\.cu\((\d+)\)")
+
+
+def compile(source: KernelSource, name_expressions: tuple[str, ...]):
+    try:
+        module = cp.RawModule(code=source.text, options=("--std=c++17", "-lineinfo"),
+                              name_expressions=list(name_expressions))
+        module.compile()
+        return module
+    except cp.cuda.compiler.CompileException as e:
+        log = _NVRTC_LOCATION.sub(lambda m: f"{source.display_path}:{m.group(1)}", str(e))
+        raise KernelCompileError(f"{source.display_path} did not compile with NVRTC:\n{log}") from None
+
+
+def _function(module, name_expression: str):
+    return module.get_function(name_expression)
+
+
+def static_shared_bytes(module, name_expression: str) -> int:
+    return _function(module, name_expression).shared_size_bytes
+
+
+def max_shared_per_block() -> int:
+    return _attr("smem_optin")
+
+
+_RECOVERY = ("The GPU context is now unusable: restart the Jupyter kernel (Kernel > Restart Kernel) "
+             "and run the notebook again from the top. To find the faulty line, run the same kernel "
+             "on the CPU emulator (TBT_BACKEND=cpu, or `python -m helpers check ... --backend cpu`): "
+             "it names the thread, the array, the index and the source line.")
+
+
+def launch(module, name_expression, grid, block, args, shared_mem: int) -> float:
+    fn = _function(module, name_expression)
+    if shared_mem > 48 * 1024:  # above 48 KiB a kernel must opt in
+        fn.max_dynamic_shared_size_bytes = shared_mem
+    try:
+        fn(tuple(grid), tuple(block), tuple(args), shared_mem=shared_mem)
+        cp.cuda.get_current_stream().synchronize()
+    except (cp.cuda.driver.CUDADriverError, cp.cuda.runtime.CUDARuntimeError) as e:
+        text = str(e)
+        if "OUT_OF_RESOURCES" in text or "INVALID_VALUE" in text or "InvalidValue" in text:
+            raise LaunchConfigError(
+                f"{name_expression}: the GPU refused the launch (grid {grid}, block {block}, "
+                f"{shared_mem} bytes of dynamic shared memory): {text}. Fix: fewer threads per block or "
+                f"less shared memory (registers x threads must fit the SM).") from None
+        raise KernelCrashError(f"{name_expression} failed on the GPU: {text}.\n{_RECOVERY}") from None
+    return 0.0
+
+
+def check_array(a, what: str) -> None:
+    if isinstance(a, np.ndarray):
+        raise KernelArgumentError(f"{what} is a NumPy array in host memory; the GPU needs a CuPy array. "
+                                  f"Fix: pass cupy.asarray(x).")
+    if not isinstance(a, cp.ndarray):
+        raise KernelArgumentError(f"{what} must be a CuPy array on the GPU backend, got {type(a).__name__}.")
+
+
+def to_device(a: np.ndarray):
+    return cp.asarray(a)
+
+
+def to_host(a) -> np.ndarray:
+    return cp.asnumpy(a)
+
+
+def synchronize() -> None:
+    cp.cuda.get_current_stream().synchronize()
