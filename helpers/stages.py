@@ -1,0 +1,176 @@
+"""The stage registry: the only list of the course's stages and their kernels.
+
+Every stage has one two-digit id shared by its notebook, its kernel files and its figures.
+A stage's kernels are Variants; each variant has a frozen configuration type that checks its
+tile constraints (raising ValueError that names the broken rule) before anything compiles,
+and computes the launch geometry. Tests, the ladder, the sliders and the README iterate this.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+KERNELS = ROOT / "kernels"
+NOTEBOOKS = ROOT / "notebooks"
+
+
+def ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+# ---- configurations ----------------------------------------------------------------------
+@dataclass(frozen=True)
+class KernelConfig:
+    """Base of every configuration: template arguments, launch geometry, constraints."""
+
+    def __post_init__(self):
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if not isinstance(v, int) or isinstance(v, bool):
+                raise ValueError(f"{type(self).__name__}.{f.name} must be a whole number, got {v!r}.")
+        self.validate()
+
+    def validate(self) -> None:
+        """Raises ValueError naming the first rule the configuration breaks."""
+
+    def template_args(self) -> tuple[int, ...]:
+        return ()
+
+    def block(self) -> tuple[int, int, int]:
+        raise NotImplementedError
+
+    def grid(self, M: int, N: int) -> tuple[int, int, int]:
+        raise NotImplementedError
+
+    def shared_bytes(self) -> int:
+        """Dynamic shared memory per block, in bytes."""
+        return 0
+
+    def check_shape(self, M: int, N: int, K: int) -> None:
+        """Raises ValueError when the kernel cannot take this shape (none: bounds-checked)."""
+
+    def label(self) -> str:
+        return ", ".join(f"{f.name}={getattr(self, f.name)}" for f in dataclasses.fields(self))
+
+    def _rule(self, ok: bool, message: str) -> None:
+        if not ok:
+            raise ValueError(f"{type(self).__name__}({self.label()}): {message}")
+
+
+@dataclass(frozen=True)
+class NaiveConfig(KernelConfig):
+    """One thread per element of C; threadIdx.x runs along the rows of C (down a column)."""
+    block_x: int = 32
+    block_y: int = 32
+
+    def validate(self) -> None:
+        self._rule(self.block_x >= 1 and self.block_y >= 1, "block_x and block_y must be at least 1.")
+        self._rule(self.block_x * self.block_y <= 1024,
+                   f"a block holds at most 1024 threads, and block_x x block_y = {self.block_x * self.block_y}.")
+
+    def block(self):
+        return (self.block_x, self.block_y, 1)
+
+    def grid(self, M, N):
+        return (ceil_div(M, self.block_x), ceil_div(N, self.block_y), 1)
+
+
+@dataclass(frozen=True)
+class CoalescedConfig(NaiveConfig):
+    """One thread per element of C; threadIdx.x runs along the columns of C (along a row)."""
+
+    def grid(self, M, N):
+        return (ceil_div(N, self.block_x), ceil_div(M, self.block_y), 1)
+
+
+# ---- stages and their kernels --------------------------------------------------------------
+@dataclass(frozen=True)
+class Variant:
+    """One kernel of a stage: kernels/<name>.cu, its __global__ function and configuration."""
+    name: str
+    kernel: str
+    summary: str
+    config_type: type
+    default: KernelConfig
+
+    @property
+    def stage_id(self) -> str:
+        return self.name[:2]
+
+    @property
+    def path(self) -> Path:
+        return KERNELS / f"{self.name}.cu"
+
+    def config(self, **changes) -> KernelConfig:
+        return dataclasses.replace(self.default, **changes) if changes else self.default
+
+    def name_expression(self, config: KernelConfig | None = None) -> str:
+        args = (config or self.default).template_args()
+        return f"{self.kernel}<{', '.join(map(str, args))}>" if args else self.kernel
+
+
+@dataclass(frozen=True)
+class Stage:
+    id: str
+    slug: str
+    title: str
+    technique: str
+    variants: tuple[Variant, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return f"{self.id}_{self.slug}"
+
+    @property
+    def notebook(self) -> Path:
+        return NOTEBOOKS / f"{self.name}.ipynb"
+
+    @property
+    def built(self) -> bool:
+        """Whether the stage's notebook exists yet (the course is built stage by stage)."""
+        return self.notebook.exists()
+
+
+STAGES: tuple[Stage, ...] = (
+    Stage("00", "setup", "Setup", "Backends, the device card, how the course works"),
+    Stage("01", "cpu_loop_blocking", "CPU loop blocking", "Loop order, register and cache blocking on the CPU"),
+    Stage("02", "naive", "Naive kernels and coalescing", "One thread per element; coalesced global access", (
+        Variant("02_naive", "sgemm_naive", "one thread per element, threadIdx.x along rows (uncoalesced)",
+                NaiveConfig, NaiveConfig()),
+        Variant("02_naive_coalesced", "sgemm_naive_coalesced",
+                "one thread per element, threadIdx.x along columns (coalesced)", CoalescedConfig,
+                CoalescedConfig()),
+    )),
+    Stage("03", "smem_tiling", "Shared-memory tiling", "Tiles of A and B staged in shared memory"),
+    Stage("04", "1d_thread_tiling", "1D thread tiling", "Each thread computes a column of TM results"),
+    Stage("05", "2d_thread_tiling", "2D thread tiling", "Each thread computes a TM x TN tile"),
+    Stage("06", "bank_conflicts", "Bank conflicts", "Measuring and removing shared-memory bank conflicts"),
+    Stage("07", "vectorized_access", "Vectorized access", "float4 loads and stores"),
+    Stage("08", "warp_tiling", "Warp tiling", "A warp tile between the block and the thread tile"),
+    Stage("09", "double_buffering", "Double buffering", "Prefetching the next tile; cp.async pipelines"),
+    Stage("10", "tensor_cores", "Tensor cores (TF32)", "wmma fragments on the tensor cores"),
+    Stage("11", "autotuning", "Autotuning and the final ladder", "Searching tile sizes; every stage compared"),
+)
+
+
+def stage(stage_id: str) -> Stage:
+    for s in STAGES:
+        if s.id == stage_id:
+            return s
+    raise KeyError(f"no stage {stage_id!r}; stages are {', '.join(s.id for s in STAGES)}")
+
+
+def variants() -> tuple[Variant, ...]:
+    return tuple(v for s in STAGES for v in s.variants)
+
+
+@functools.lru_cache(maxsize=None)
+def variant(name: str) -> Variant:
+    for v in variants():
+        if v.name == name:
+            return v
+    raise KeyError(f"no kernel variant {name!r}; registered: {', '.join(v.name for v in variants())}")
