@@ -5,13 +5,20 @@
 // block's shared memory. The runtime (runtime.cpp) implements the functions declared here.
 #pragma once
 
+// Standard headers come first, before the keyword macros below: libstdc++ 13 and later spell
+// `__attribute__((__noinline__))`, which the `__noinline__` macro would break.
+#include <algorithm>
+#include <cassert>
+#include <cfloat>
+#include <climits>
 #include <cmath>
 #include <math.h>  // sqrtf, expf, ... in the global namespace, as in CUDA
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <cassert>
+#include <limits>
+#include <new>
 #include <type_traits>
 #include <utility>
 

@@ -11,6 +11,9 @@
 // Protocol: the Python loader writes a request to stdin (see read_request) and passes the
 // buffer files and a result file as inherited descriptors. Errors are written as one line of
 // key=value fields into the result file, then the process exits with status 3.
+#include <string>
+#include <vector>
+
 #include "cuda_emu.h"
 #include "emu_entries.h"
 
@@ -25,9 +28,6 @@
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
-
-#include <string>
-#include <vector>
 
 // ---- the kernel module's entry table, emitted by the loader next to the kernel ------------
 extern "C" const EmuEntry __emu_entries[];

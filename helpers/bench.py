@@ -1,0 +1,113 @@
+"""GPU benchmarks: kernels and cuBLAS timed in the same run, with the numbers' provenance.
+
+Timing uses cupyx.profiler.benchmark (CUDA events): warm-up launches first, then many timed
+launches; we keep the median and the quartiles. cuBLAS runs through cupy.matmul with TF32 off
+(CuPy's default; CUPY_TF32=1 is refused here). GFLOP/s = 2 M N K / time.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import platform
+import sys
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from . import backend, gemm
+from .errors import CourseError, VerificationError
+from .verify import POISON
+from .stages import KernelConfig, Variant
+
+
+@dataclass(frozen=True)
+class Timing:
+    median_ms: float
+    q1_ms: float
+    q3_ms: float
+    min_ms: float
+    repeats: int
+
+    def tflops(self, M: int, N: int, K: int) -> float:
+        return 2.0 * M * N * K / (self.median_ms * 1e-3) / 1e12
+
+
+def provenance(command: str | None = None) -> dict:
+    """Where and when a number was measured, stored beside every result."""
+    import cupy as cp
+    d = backend.current().device_info()
+    return {"gpu": d.name, "compute_capability": d.compute_capability, "sm_count": d.sm_count,
+            "sm_clock_ghz": round(d.clock_ghz, 3), "driver": d.driver, "cuda_runtime": d.runtime,
+            "cupy": cp.__version__, "numpy": np.__version__, "python": platform.python_version(),
+            "tf32": False, "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "command": command or " ".join(["python"] + sys.argv)}
+
+
+def _require_gpu():
+    if backend.name() != "gpu":
+        raise CourseError("Benchmarks time kernels on a GPU; this session runs the CPU emulator, whose "
+                          "times say nothing about a GPU. Committed GPU results are in results/.")
+    if os.environ.get("CUPY_TF32", "0") not in ("", "0"):
+        raise CourseError("CUPY_TF32 is set: cuBLAS would use TF32 tensor cores, not the FP32 the course "
+                          "compares with. Fix: unset CUPY_TF32.")
+    import cupy as cp
+    return cp
+
+
+def time_call(fn, n_warmup: int = 10, n_repeat: int = 50) -> Timing:
+    from cupyx.profiler import benchmark
+    _require_gpu()
+    t = benchmark(fn, (), n_warmup=n_warmup, n_repeat=n_repeat).gpu_times[0] * 1e3
+    q1, med, q3 = np.percentile(t, [25, 50, 75])
+    return Timing(float(med), float(q1), float(q3), float(t.min()), int(t.size))
+
+
+def device_operands(M: int, N: int, K: int, seed: int = 0):
+    cp = _require_gpu()
+    rng = cp.random.default_rng(seed)
+    A = rng.uniform(-1, 1, (M, K), dtype=cp.float32)
+    B = rng.uniform(-1, 1, (K, N), dtype=cp.float32)
+    C = cp.zeros((M, N), cp.float32)
+    return A, B, C
+
+
+def time_cublas(M: int, N: int, K: int, n_warmup: int = 10, n_repeat: int = 50) -> Timing:
+    cp = _require_gpu()
+    A, B, C = device_operands(M, N, K)
+    return time_call(lambda: cp.matmul(A, B, out=C), n_warmup, n_repeat)
+
+
+def time_variant(variant: Variant, M: int, N: int, K: int, config: KernelConfig | None = None,
+                 n_warmup: int = 10, n_repeat: int = 50) -> tuple[Timing, float]:
+    """The kernel's timing, and its largest relative difference from cuBLAS on the same data."""
+    cp = _require_gpu()
+    config = config or variant.default
+    config.check_shape(M, N, K)
+    kernel = gemm.kernel_for(variant, config, "gpu")
+    A, B, C = device_operands(M, N, K)
+    args = gemm.launch_args(M, N, K, 1.0, A, B, 0.0, C)
+    run = lambda: kernel(config.grid(M, N), config.block(), args, shared_mem=config.shared_bytes())  # noqa: E731
+    C.fill(POISON)  # an element the kernel never writes keeps it, and the comparison shows it
+    run()
+    ref = cp.matmul(A, B)
+    rel = float(cp.max(cp.abs(C - ref)) / cp.max(cp.abs(ref)))
+    if not rel < 1e-5:  # NaN fails too
+        raise VerificationError(f"{variant.name} ({config.label()}) differs from cuBLAS at {M}x{N}x{K}: "
+                                f"largest difference {rel:.2e} of the largest element; not timing it.")
+    return time_call(run, n_warmup, n_repeat), rel
+
+
+def ladder(size: int, variants: tuple[Variant, ...], n_repeat: int = 50) -> list[dict]:
+    """Every variant and cuBLAS at size^3, as tidy rows."""
+    M = N = K = size
+    cublas = time_cublas(M, N, K, n_repeat=n_repeat)
+    rows = [{"variant": "cublas_sgemm", "config": "cupy.matmul, TF32 off", "M": M, "N": N, "K": K,
+             **asdict(cublas), "tflops": cublas.tflops(M, N, K), "pct_cublas": 100.0,
+             "max_rel_diff_vs_cublas": 0.0}]
+    for v in variants:
+        t, rel = time_variant(v, M, N, K, n_repeat=n_repeat)
+        rows.append({"variant": v.name, "config": v.default.label(), "M": M, "N": N, "K": K, **asdict(t),
+                     "tflops": t.tflops(M, N, K), "pct_cublas": 100.0 * cublas.median_ms / t.median_ms,
+                     "max_rel_diff_vs_cublas": rel})
+    return rows

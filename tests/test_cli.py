@@ -1,0 +1,63 @@
+"""The command-line tools: verdicts, exit codes, one readable message per failure."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def helpers_cli(*args, timeout=300):
+    return subprocess.run([sys.executable, "-m", "helpers", *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def test_info_prints_the_banner():
+    r = helpers_cli("info")
+    assert r.returncode == 0 and r.stdout.startswith("Backend:")
+
+
+def test_ladder_verifies_every_registered_kernel():
+    from helpers import stages
+    r = helpers_cli("ladder", "--size", "1024", "--repeat", "5")
+    assert r.returncode == 0, r.stderr
+    for v in stages.variants():
+        assert any(line.startswith(v.name) and " yes" in line for line in r.stdout.splitlines())
+
+
+def test_check_passes_a_correct_kernel():
+    r = helpers_cli("check", "kernels/02_naive.cu", "--kernel", "sgemm_naive", "--grid", "5,3",
+                    "--block", "16,16", "--mnk", "77,45,31", "--backend", "cpu")
+    assert r.returncode == 0 and "PASS" in r.stdout
+
+
+def test_check_fails_a_grid_that_misses_elements():
+    r = helpers_cli("check", "kernels/02_naive.cu", "--kernel", "sgemm_naive", "--grid", "2,3",
+                    "--block", "16,16", "--mnk", "77,45,31", "--backend", "cpu")
+    assert r.returncode == 1 and "FAIL" in r.stdout and "never written" in r.stdout
+
+
+def test_check_reports_compile_errors_with_exit_2(tmp_path):
+    src = tmp_path / "broken.cu"
+    src.write_text("__global__ void k(int M, int N, int K, float alpha, const float* A,\n"
+                   "                  const float* B, float beta, float* C) {\n  C[0] = nope;\n}\n")
+    r = helpers_cli("check", str(src), "--kernel", "k", "--grid", "1", "--block", "1", "--mnk", "1,1,1",
+                    "--backend", "cpu")
+    assert r.returncode == 2 and "broken.cu" in r.stderr and ":3" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_check_reports_a_crashing_kernel_with_exit_3(tmp_path):
+    src = tmp_path / "oob.cu"
+    src.write_text("__global__ void k(int M, int N, int K, float alpha, const float* A,\n"
+                   "                  const float* B, float beta, float* C) {\n"
+                   "  C[threadIdx.x * 1000] = 1.0f;\n}\n")
+    r = helpers_cli("check", str(src), "--kernel", "k", "--grid", "1", "--block", "32", "--mnk", "8,8,8",
+                    "--backend", "cpu")
+    assert r.returncode == 3 and "OutOfBoundsError" in r.stderr and "C[1000]" in r.stderr
+    assert "oob.cu:3" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_check_rejects_malformed_arguments():
+    r = helpers_cli("check", "kernels/02_naive.cu", "--kernel", "sgemm_naive", "--grid", "a,b",
+                    "--block", "16", "--mnk", "1,1,1")
+    assert r.returncode == 2 and "--grid takes whole numbers" in r.stderr

@@ -1,0 +1,67 @@
+"""GPU-only checks: skipped, and reported as skipped, where CuPy sees no GPU."""
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from helpers import backend, bench, stages
+
+ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.gpu
+
+
+def test_gpu_backend_is_selected_and_describes_the_device():
+    assert backend.name() == "gpu"
+    d = backend.current().device_info()
+    assert d.sm_count > 0 and d.fp32_peak_tflops > 1 and d.memory_bandwidth_tbs > 0.1
+    assert backend.banner().startswith("Backend: GPU")
+
+
+def test_benchmark_rows_are_measured_and_consistent():
+    rows = bench.ladder(1024, stages.variants(), n_repeat=10)
+    cublas = rows[0]
+    assert cublas["variant"] == "cublas_sgemm" and cublas["median_ms"] > 0
+    for r in rows[1:]:
+        assert r["q1_ms"] <= r["median_ms"] <= r["q3_ms"] and r["repeats"] == 10
+        assert r["max_rel_diff_vs_cublas"] < 1e-5
+        assert r["pct_cublas"] == pytest.approx(100 * cublas["median_ms"] / r["median_ms"])
+    assert {"gpu", "driver", "cupy", "date"} <= set(bench.provenance())
+
+
+def test_coalesced_mapping_is_faster_on_the_gpu():
+    naive, _ = bench.time_variant(stages.variant("02_naive"), 2048, 2048, 2048, n_repeat=5)
+    coalesced, _ = bench.time_variant(stages.variant("02_naive_coalesced"), 2048, 2048, 2048, n_repeat=5)
+    assert coalesced.median_ms < naive.median_ms
+
+
+def test_an_illegal_address_is_reported_with_recovery_advice():
+    # In a child process: the failed launch leaves that process's CUDA context unusable.
+    code = textwrap.dedent("""
+        import numpy as np, cupy as cp
+        from helpers.kernels import load_kernel
+        from helpers.errors import KernelCrashError
+        open("/tmp/tbt_oob.cu", "w").write(
+            "__global__ void k(int M, int N, int K, float alpha, const float* A, const float* B, "
+            "float beta, float* C) { C[(size_t)threadIdx.x << 36] = 1.0f; }")
+        k = load_kernel("/tmp/tbt_oob.cu", "k")
+        C = cp.zeros(8, cp.float32)
+        try:
+            k((1,), (32,), (np.int32(1), np.int32(1), np.int32(1), np.float32(1), C, C, np.float32(0), C))
+        except KernelCrashError as e:
+            print("CAUGHT", e)
+    """)
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert "CAUGHT" in r.stdout and "restart the Jupyter kernel" in r.stdout, r.stdout + r.stderr
+
+
+def test_gpu_compile_errors_use_the_files_line_numbers(tmp_path):
+    from helpers.errors import KernelCompileError
+    from helpers.kernels import load_kernel
+    bad = tmp_path / "bad.cu"
+    bad.write_text("__global__ void k(float* C) {\n  C[0] = nope;\n}\n")
+    with pytest.raises(KernelCompileError, match=r"bad\.cu:2"):
+        load_kernel(bad, "k")

@@ -1,0 +1,85 @@
+"""Verification: tolerances that catch real bugs, NaN that never passes, poison that shows."""
+
+import numpy as np
+import pytest
+
+from helpers import verify
+from helpers.errors import VerificationError
+from helpers.verify import Shape
+
+
+def _operands(rng, s):
+    A, B, C0 = verify.random_operands(s, rng)
+    ref, tol = verify.reference(A, B, C0, s.alpha, s.beta)
+    return A, B, C0, ref, tol
+
+
+def test_random_operands_are_fresh_and_never_zero(rng):
+    s = Shape("t", 8, 9, 10)
+    A1, B1, _ = verify.random_operands(s, rng)
+    A2, _, _ = verify.random_operands(s, rng)
+    assert not np.array_equal(A1, A2)
+    assert np.count_nonzero(A1) == A1.size and np.count_nonzero(B1) == B1.size
+
+
+def test_float32_result_passes(rng):
+    s = Shape("t", 64, 48, 777)
+    A, B, C0, ref, tol = _operands(rng, s)
+    C = (np.float32(s.alpha) * (A @ B) + np.float32(s.beta) * C0).astype(np.float32)
+    assert verify.compare(C, C0, ref, tol, s).ok
+
+
+@pytest.mark.parametrize("K", [7, 256, 4096])
+def test_one_missing_product_fails_at_every_K(rng, K):
+    s = Shape("t", 16, 16, K, alpha=1.0, beta=0.0)
+    A, B, C0, ref, tol = _operands(rng, s)
+    C = (A @ B).astype(np.float32)
+    i, j = 3, 5
+    C[i, j] -= A[i, K // 2] * B[K // 2, j]  # skip one k, as an off-by-one loop bound would
+    check = verify.compare(C, C0, ref, tol, s)
+    if abs(A[i, K // 2] * B[K // 2, j]) > 1e-3:
+        assert not check.ok and check.wrong >= 1 and (i, j) == check.worst[0][:2]
+
+
+def test_nan_never_passes(rng):
+    s = Shape("t", 4, 4, 4)
+    A, B, C0, ref, tol = _operands(rng, s)
+    C = ref.astype(np.float32)
+    C[1, 2] = np.nan
+    check = verify.compare(C, C0, ref, tol, s)
+    assert not check.ok and check.nan == 1 and check.worst[0][:2] == (1, 2)
+
+
+def test_unwritten_elements_are_counted(rng):
+    for beta in (0.0, -0.75):  # poisoned C, and random C
+        s = Shape("t", 10, 12, 9, beta=beta)
+        A, B, C0, ref, tol = _operands(rng, s)
+        C = ref.astype(np.float32)
+        C[-1, :] = C0[-1, :]  # the last row never written
+        check = verify.compare(C, C0, ref, tol, s)
+        assert not check.ok and check.unwritten == 12 and "never written" in check.details()
+
+
+def test_poison_is_finite_so_beta_zero_times_c_is_zero():
+    assert np.isfinite(verify.POISON) and np.float32(0.0) * verify.POISON == 0
+
+
+def test_catalogue_covers_the_promised_shapes():
+    names = {s.name for s in verify.CATALOGUE}
+    for must in ("1x1x1", "primes", "single row", "single column", "tall", "wide",
+                 "non-multiples of every tile", "large", "beta = 0 (poisoned C)"):
+        assert must in names
+    odd = verify.shape("non-multiples of every tile")
+    for tile in (2, 4, 8, 16, 32, 64, 128, 256):
+        assert odd.M % tile and odd.N % tile and odd.K % tile
+    assert all(s.alpha != 1.0 or s.beta == 0.0 for s in verify.CATALOGUE)
+
+
+def test_report_raises_with_the_evidence(rng):
+    s = Shape("t", 4, 4, 4)
+    A, B, C0, ref, tol = _operands(rng, s)
+    bad = verify.compare(np.zeros((4, 4), np.float32), C0, ref, tol, s)
+    report = verify.Report("demo", [bad])
+    assert "FAIL" in report.verdicts()
+    with pytest.raises(VerificationError, match=r"C\[\d, \d\] = 0, expected"):
+        report.raise_if_failed()
