@@ -1,4 +1,26 @@
-"""The CPU emulator: the course's CUDA C++ kernels, unchanged, on any machine with a C++ compiler."""
+"""The CPU emulator: the course's CUDA C++ kernels, unchanged, on any machine with a C++ compiler.
+
+How it works
+- compiler.py builds a .cu file with g++ or clang++, force-including runtime/cuda_emu.h (the
+  CUDA keywords, built-in variables, vector types, barriers, shuffles, atomics, math) and linking
+  runtime/runtime.cpp. The source is not edited except `extern __shared__` -> a macro (same line),
+  and `#pragma unroll` -> GCC's spelling; messages keep the .cu file's own line numbers.
+- Each CUDA thread is a fiber with its own stack (a hand-written context switch on x86-64,
+  ucontext elsewhere); fibers switch only at barriers and warp collectives. A block's fibers
+  share its shared memory, which starts as 0xFF bytes (NaN), never zeros.
+- Blocks are spread over forked worker processes, one per core; device buffers are shared memory
+  files mapped at 256-byte (page) aligned addresses inside an arena of inaccessible gaps.
+- Every load and store is checked: the kernel is compiled with address-sanitizer instrumentation
+  whose run-time functions are the emulator's own (inline shadow checks by default; checks="calls"
+  calls the runtime at every access, the hook for memory traces).
+- A kernel runs in its own process group, so a crash, a deadlock or an endless loop ends only that:
+  the launch raises an exception naming the kernel, thread, block, array, index and source line,
+  and the caller's arrays are left as they were.
+
+Limits: inline PTX (asm) is refused with a message; wmma fragments and asynchronous copies are
+for the stages that teach them (runtime/include is where their headers go). Tested on x86-64
+Linux with g++; clang++ and other platforms take the same code path but are not tested here.
+"""
 
 from .compiler import Program, build, find_compiler
 from .launcher import default_workers, launch, time_limit

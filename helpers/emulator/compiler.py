@@ -81,7 +81,21 @@ def cache_dir() -> Path:
 
 
 def _base_flags() -> list[str]:
-    return ["-std=c++17", "-O2", "-g", "-fno-strict-aliasing", "-fno-pie", "-w", *_arch_flags()]
+    # -gdwarf-4: with GCC 12's DWARF 5 line tables, addr2line names unit.cpp instead of the .cu
+    # file for some addresses (those with discriminators), and error reports lose their line.
+    return ["-std=c++17", "-O3", "-g", "-gdwarf-4", "-fno-strict-aliasing", "-fno-pie", "-w", *_arch_flags(), *_stack_flags()]
+
+
+@functools.lru_cache(maxsize=None)
+def _stack_flags() -> tuple[str, ...]:
+    """-fstack-clash-protection where the compiler takes it: a frame larger than a page (a big
+    local array) then touches every page on its way down, so it meets the guard page below the
+    thread's stack and is reported as a stack overflow, instead of jumping over the guard into
+    the stack of another thread of the block."""
+    cxx = find_compiler()
+    probe = subprocess.run([cxx.path, "-fstack-clash-protection", "-Werror", "-x", "c++", "-fsyntax-only", "-"],
+                           input="int main(){}", capture_output=True, text=True)
+    return ("-fstack-clash-protection",) if probe.returncode == 0 else ()
 
 
 @functools.lru_cache(maxsize=None)
@@ -239,9 +253,14 @@ def _shared_symbols(executable: Path) -> list[tuple[int, int, str]]:
             start, stop = (int(parts[0], 16), stop) if parts[2] == "__start_emu_smem" else (start, int(parts[0], 16))
         elif len(parts) == 4:
             symbols.append((int(parts[0], 16), int(parts[1], 16), parts[3]))
+    # The linker defines __stop_emu_smem only where something refers to it; the runtime's
+    # guard, linked last, ends the kernel's shared arrays either way.
+    guard = [a for a, _, name in symbols if name.endswith("smem_end_guard")]
+    stop = guard[0] if guard else stop
     if start is None or stop is None:
         return []
-    return sorted((a - start, size, name) for a, size, name in symbols
+    # `kernel(float*)::tile` -> `tile`: the name the kernel's source gives the array.
+    return sorted((a - start, size, name.rsplit("::", 1)[-1]) for a, size, name in symbols
                   if start <= a < stop and "smem_end_guard" not in name)
 
 

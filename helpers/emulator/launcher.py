@@ -201,6 +201,8 @@ def _who(f: dict[str, str]) -> str:
 def _oob_message(program, kernel, f, args, entry, names, param_buffer) -> str:
     op = {"store": "stores", "load": "loads"}.get(f.get("op"), "touches")
     offset, size = int(f["offset"]), int(f.get("size", 1))
+    # A fault caught by the signal handler knows the address, not the access's width.
+    nbytes = f" ({size} bytes)" if f.get("op") in ("load", "store") else ""
     space = f["space"]
     if space == "global":
         b = int(f["buffer"])
@@ -211,15 +213,15 @@ def _oob_message(program, kernel, f, args, entry, names, param_buffer) -> str:
         where = (f"{name}[{offset // item}]" if offset % item == 0 else f"byte {offset} of {name}")
         n = arr.size
         side = "before the start" if offset < 0 else "past the end"
-        return (f"{kernel}: {_who(f)}{op} {where} ({size} bytes), {side} of {name}, which has {n} "
+        return (f"{kernel}: {_who(f)}{op} {where}{nbytes}, {side} of {name}, which has {n} "
                 f"elements of {arr.itemsize} bytes (valid indices 0 to {n - 1}).")
     if space == "dynamic_shared":
-        return (f"{kernel}: {_who(f)}{op} byte {offset} of dynamic shared memory ({size} bytes), but the "
+        return (f"{kernel}: {_who(f)}{op} byte {offset} of dynamic shared memory{nbytes}, but the "
                 f"launch gave it {f['limit']} bytes (shared_mem=).")
     variables = program.shared_variables()
     inside = [v for v in variables if v[0] <= offset]
     name = f" (just past {inside[-1][2]})" if inside else ""
-    return (f"{kernel}: {_who(f)}{op} byte {offset} of static shared memory ({size} bytes), past the "
+    return (f"{kernel}: {_who(f)}{op} byte {offset} of static shared memory{nbytes}, past the "
             f"{f['limit']} bytes the block's __shared__ arrays take{name}.")
 
 
@@ -247,7 +249,8 @@ def _error(program: Program, kernel: str, text: str, code: int, stderr: str, arg
     if kind == "oob":
         return OutOfBoundsError(f"{_oob_message(program, kernel, f, args, entry, names, param_buffer)}{at}\n{fix}")
     if kind in ("divergence", "deadlock"):
-        return BarrierError(f"{kernel}: {f.get('detail', kind)}.{at}\n{fix}")
+        who = f"in block ({f['block']}), thread ({f['thread']}): " if "thread" in f else ""
+        return BarrierError(f"{kernel}: {who}{f.get('detail', kind)}.{at}\n{fix}")
     if kind == "timeout":
         return KernelTimeoutError(
             f"{kernel} ran past the time limit of {limit:g} s and was stopped; {_who(f)}was running"

@@ -109,8 +109,14 @@ static inline void __emu_fence() { asm volatile("" ::: "memory"); }
 #define __syncthreads_count(p) __emu_syncthreads_reduce(__LINE__, 0, (p) ? 1 : 0)
 #define __syncthreads_and(p) __emu_syncthreads_reduce(__LINE__, 1, (p) ? 1 : 0)
 #define __syncthreads_or(p) __emu_syncthreads_reduce(__LINE__, 2, (p) ? 1 : 0)
-#define __syncwarp(...) (EMU_FENCE(), __emu_syncwarp_at(__LINE__, ##__VA_ARGS__), EMU_FENCE())
-static inline void __emu_syncwarp_at(int line, unsigned mask = 0xffffffffu) { __emu_syncwarp(mask, line); }
+// `__syncwarp()` and `__syncwarp(mask)`: the line is bound first and the optional mask is the
+// argument of a second call, because `, ##__VA_ARGS__` keeps its comma under -std=c++17.
+#define __syncwarp(...) (EMU_FENCE(), __emu_syncwarp_at(__LINE__)(__VA_ARGS__), EMU_FENCE())
+struct __emu_syncwarp_call {
+  int line;
+  void operator()(unsigned mask = 0xffffffffu) const { __emu_syncwarp(mask, line); }
+};
+static inline __emu_syncwarp_call __emu_syncwarp_at(int line) { return {line}; }
 static inline void __threadfence() { EMU_FENCE(); }
 static inline void __threadfence_block() { EMU_FENCE(); }
 static inline unsigned __activemask() { return __emu_activemask(); }
@@ -155,7 +161,9 @@ static inline T __emu_shfl_xor(unsigned mask, T v, int m, int width, int line) {
 static inline int __emu_width(int w = 32) { return w; }
 #define __ballot_sync(mask, p) __emu_ballot(mask, (p) ? 1 : 0, __LINE__)
 #define __any_sync(mask, p) (__emu_ballot(mask, (p) ? 1 : 0, __LINE__) != 0u)
-#define __all_sync(mask, p) (__emu_ballot(mask, (p) ? 1 : 0, __LINE__) == ((mask) & __emu_activemask()))
+// "all": no lane of the collective votes false. (Comparing the ballot with __activemask() after
+// it returns would count the lanes that have finished since, and give 0.)
+#define __all_sync(mask, p) (__emu_ballot(mask, (p) ? 0 : 1, __LINE__) == 0u)
 
 // ---- atomics: real atomics, since blocks run in parallel worker processes -------------------
 template <class T, class F>

@@ -253,7 +253,7 @@ void describe_waits(char* out, size_t n) {
     char label[48];
     thread_label(i, label, sizeof label);
     const char* what = f.state == kWaitBlock ? "waits at __syncthreads" : f.state == kWaitWarp ? "waits at a warp collective" : "has finished";
-    used += (size_t)snprintf(out + used, n - used, "%sthread %s %s", shown ? "; " : "", label, what);
+    used += (size_t)snprintf(out + used, n - used, "%sthread %s %s", shown ? ", " : "", label, what);  // ';' ends a field
     if (f.state != kDone) used += (size_t)snprintf(out + used, n - used, " (line %d)", f.line);
     ++shown;
   }
@@ -422,7 +422,7 @@ void where(char* out, size_t n) {
 }
 
 [[noreturn]] void out_of_bounds(uintptr_t a, size_t n, int store, void* pc) {
-  const char* op = store ? "store" : "load";
+  const char* op = store < 0 ? "access" : store ? "store" : "load";  // -1: a fault, kind unknown
   uintptr_t off;
   if (a - (uintptr_t)arena < arena_span) {
     size_t b = (a - (uintptr_t)arena) / arena_slot;
@@ -438,7 +438,7 @@ void where(char* out, size_t n) {
 
 inline void access(uintptr_t a, size_t n, int store, void* pc) {
   uintptr_t off = a - (uintptr_t)smem_lo;
-  if (off < smem_size) {
+  if (off < smem_size + sizeof smem_end_guard) {  // the guard after the arrays is out of bounds too
     if (off + n > smem_size) out_of_bounds(a, n, store, pc);
     return;
   }
@@ -518,17 +518,23 @@ extern "C" void __asan_after_dynamic_init(void) {}
 namespace {
 void on_signal(int sig, siginfo_t* info, void* ctx) {
   void* pc = nullptr;
+  uintptr_t sp = 0;
 #if defined(__x86_64__)
   pc = (void*)((ucontext_t*)ctx)->uc_mcontext.gregs[REG_RIP];
+  sp = (uintptr_t)((ucontext_t*)ctx)->uc_mcontext.gregs[REG_RSP];
 #elif defined(__aarch64__)
   pc = (void*)((ucontext_t*)ctx)->uc_mcontext.pc;
+  sp = (uintptr_t)((ucontext_t*)ctx)->uc_mcontext.sp;
 #endif
   if (sig == SIGALRM)
     fail("kind=timeout;limit_ms=%ld;pc=%p", req.timeout_ms, pc);
   if (!in_kernel) fail("kind=internal;signal=%d;pc=%p", sig, pc);
   uintptr_t a = (uintptr_t)info->si_addr;
   if (sig == SIGSEGV || sig == SIGBUS) {
-    if (stacks && a - (uintptr_t)stacks < stacks_span)
+    // A fault in the stacks' region, or with the stack pointer already below the running
+    // thread's own stack (a frame larger than the guard page jumps over it), is an overflow.
+    uintptr_t own_lo = (uintptr_t)stacks + (size_t)cur * (kStackBytes + kPage) + kPage;
+    if (stacks && (a - (uintptr_t)stacks < stacks_span || (sp && sp < own_lo && own_lo - sp < (uintptr_t(1) << 32))))
       fail("kind=stack_overflow;pc=%p;limit=%zu", pc, kStackBytes);
     if ((arena && a - (uintptr_t)arena < arena_span) || (dyn_lo && a - (uintptr_t)dyn_lo < kDynSmemReserve + kPage))
       out_of_bounds(a, 1, -1, pc);
@@ -701,7 +707,9 @@ void run_block(unsigned linear) {
     f.t.warp = u / 32;
     f.state = kRunnable;
     f.line = 0;
-    f.sp = fiber_initial_sp(&f, stacks + (size_t)(i + 1) * (kStackBytes + kPage));
+    // Stack tops staggered by cache lines: equally spaced tops would share L1 sets and evict
+    // each other at every switch.
+    f.sp = fiber_initial_sp(&f, stacks + (size_t)(i + 1) * (kStackBytes + kPage) - (size_t)(i % 64) * 64);
   }
   std::memset(warps, 0, sizeof warps);
   block_arrived = done_count = 0;
