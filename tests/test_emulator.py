@@ -207,6 +207,19 @@ def test_warp_max_butterfly(rng):
     np.testing.assert_array_equal(out, np.repeat(x.reshape(-1, 32).max(1), 32))
 
 
+@pytest.mark.parametrize("n", [32, 45, 70])
+def test_activemask_after_an_early_exit_names_the_surviving_lanes(rng, n):
+    x = rng.integers(-1000, 1000, size=96, dtype=np.int32)
+    masks = np.zeros(96, np.uint32)
+    sums = np.full(3, -1, np.int32)
+    run("warp.cu", "active_lanes", 1, 96, (x, np.int32(n), masks, sums))
+    for w in range(3):
+        alive = max(0, min(32, n - 32 * w))
+        want = np.uint32((1 << alive) - 1) if alive < 32 else np.uint32(0xFFFFFFFF)
+        np.testing.assert_array_equal(masks[32 * w:32 * w + alive], want)
+        assert sums[w] == (x[32 * w:32 * w + alive].sum() if alive else -1)
+
+
 # ---- memory: vector loads, dynamic shared memory, alignment --------------------------------
 
 def test_float4_and_float2_through_global_and_shared_memory(rng):

@@ -233,6 +233,8 @@ _FIXES = {
                   "threads, and let threads past the edge skip the work, not the barrier. On a GPU this "
                   "hangs or silently gives wrong results.",
     "deadlock": "Fix: make every thread reach the same barriers in the same order.",
+    "shuffle_source": "Fix: read only lanes in the mask (on a GPU a value read from a lane outside it "
+                      "is undefined): clamp the source lane, or widen the mask.",
     "stack_overflow": "Fix: make per-thread local arrays smaller (they live in registers or local memory "
                       "on a GPU).",
     "crash": "Fix: look for a pointer that is not one of the kernel's arrays, or a division by zero.",
@@ -248,7 +250,7 @@ def _error(program: Program, kernel: str, text: str, code: int, stderr: str, arg
     fix = _FIXES.get(kind, "")
     if kind == "oob":
         return OutOfBoundsError(f"{_oob_message(program, kernel, f, args, entry, names, param_buffer)}{at}\n{fix}")
-    if kind in ("divergence", "deadlock"):
+    if kind in ("divergence", "deadlock", "shuffle_source"):
         who = f"in block ({f['block']}), thread ({f['thread']}): " if "thread" in f else ""
         return BarrierError(f"{kernel}: {who}{f.get('detail', kind)}.{at}\n{fix}")
     if kind == "timeout":

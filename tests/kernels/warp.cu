@@ -88,3 +88,20 @@ __global__ void warp_max_xor(const int* in, int* out) {
   for (int m = 1; m < 32; m *= 2) v = max(v, __shfl_xor_sync(0xffffffffu, v, m));
   out[t] = v;
 }
+
+// Threads past n leave early; the survivors ask which lanes are still with them and sum their
+// values over exactly those lanes with a ballot-sized shuffle reduction (the early-exit idiom).
+__global__ void active_lanes(const int* in, int n, unsigned int* masks, int* sums) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const unsigned m = __activemask();
+  masks[i] = m;
+  int v = in[i];
+  const int lane = threadIdx.x % 32, active = __popc(m);
+  for (int offset = 16; offset > 0; offset /= 2) {
+    // read only lanes in the mask: from an inactive lane a GPU returns an undefined value
+    int other = __shfl_sync(m, v, min(lane + offset, active - 1));
+    if (lane + offset < active) v += other;
+  }
+  if (lane == 0) sums[i / 32] = v;
+}

@@ -99,7 +99,7 @@ int __emu_syncthreads_reduce(int line, int op, int predicate);  // op: 0 count, 
 void __emu_syncwarp(unsigned mask, int line);
 unsigned long long __emu_shfl(unsigned mask, unsigned long long value, int src_lane, int line);
 unsigned __emu_ballot(unsigned mask, int predicate, int line);
-unsigned __emu_activemask(void);
+unsigned __emu_activemask(int line);
 void __emu_unsupported(const char* what, int line) __attribute__((noreturn));
 }
 // The empty asm statements keep the compiler from caching shared memory across a barrier.
@@ -119,7 +119,7 @@ struct __emu_syncwarp_call {
 static inline __emu_syncwarp_call __emu_syncwarp_at(int line) { return {line}; }
 static inline void __threadfence() { EMU_FENCE(); }
 static inline void __threadfence_block() { EMU_FENCE(); }
-static inline unsigned __activemask() { return __emu_activemask(); }
+#define __activemask() __emu_activemask(__LINE__)
 static inline unsigned __lanemask_lt() { return (1u << __emu_cur->lane) - 1u; }
 
 template <class T>

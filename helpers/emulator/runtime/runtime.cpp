@@ -115,13 +115,14 @@ void where(char* out, size_t n);
 }
 
 // ---- fibers ---------------------------------------------------------------------------
-enum State { kRunnable, kWaitBlock, kWaitWarp, kDone };
+enum State { kRunnable, kWaitBlock, kWaitWarp, kWaitActive, kDone };
 
 struct Fiber {
   __emu_thread t;  // first member: __emu_cur points here
   void* sp;
   int state;
-  int line;  // source line of the barrier it waits at
+  int line;         // source line of the barrier it waits at
+  unsigned result;  // __activemask()'s answer, set when the warp settles
 };
 char* stacks = nullptr;  // one stack per thread of the block, each above an inaccessible guard page
 size_t stacks_span = 0;
@@ -213,8 +214,29 @@ inline void switch_to(int next) {
 
 void describe_waits(char* out, size_t n);
 
+// __activemask(): lanes of a warp run one after another here, so a lane cannot know which of
+// the others will reach the same point until each of them has either blocked somewhere or
+// finished ("the warp has settled"). Then every group of lanes waiting at one __activemask
+// line gets the mask of that group, as converged lanes do on a GPU.
+int active_waiting[kMaxWarps];
+void settle_activemask(unsigned warp) {
+  if (!active_waiting[warp]) return;
+  int first = (int)warp * 32, last = first + 32 < nthreads ? first + 32 : nthreads;
+  for (int i = first; i < last; ++i)
+    if (fibers[i].state == kRunnable) return;
+  for (int i = first; i < last; ++i) {
+    if (fibers[i].state != kWaitActive) continue;
+    unsigned mask = 0;
+    for (int j = i; j < last; ++j)
+      if (fibers[j].state == kWaitActive && fibers[j].line == fibers[i].line) mask |= 1u << (j - first);
+    for (int j = i; j < last; ++j)
+      if (mask >> (j - first) & 1u) fibers[j].state = kRunnable, fibers[j].result = mask, --active_waiting[warp];
+  }
+}
+
 // Blocks the running fiber and runs the next runnable one, in ring order.
 void block_current() {
+  settle_activemask(fibers[cur].t.warp);
   for (int k = 1; k < nthreads; ++k) {
     int i = cur + k;
     if (i >= nthreads) i -= nthreads;
@@ -252,7 +274,10 @@ void describe_waits(char* out, size_t n) {
     if (i > 0 && fibers[i - 1].state == f.state && fibers[i - 1].line == f.line) continue;
     char label[48];
     thread_label(i, label, sizeof label);
-    const char* what = f.state == kWaitBlock ? "waits at __syncthreads" : f.state == kWaitWarp ? "waits at a warp collective" : "has finished";
+    const char* what = f.state == kWaitBlock    ? "waits at __syncthreads"
+                       : f.state == kWaitWarp   ? "waits at a warp collective"
+                       : f.state == kWaitActive ? "waits at __activemask"
+                                                : "has finished";
     used += (size_t)snprintf(out + used, n - used, "%sthread %s %s", shown ? ", " : "", label, what);  // ';' ends a field
     if (f.state != kDone) used += (size_t)snprintf(out + used, n - used, " (line %d)", f.line);
     ++shown;
@@ -284,7 +309,7 @@ extern "C" void emu_fiber_main(Fiber* f) {
     in_kernel = 0;
     fiber_switch(&f->sp, main_sp);
   }
-  block_current();
+  block_current();  // settles a pending __activemask of this warp too
   __builtin_unreachable();
 }
 
@@ -330,11 +355,14 @@ static unsigned warp_lanes(unsigned warp) {
   return n >= 32 ? 0xffffffffu : ((1u << n) - 1u);
 }
 
-extern "C" unsigned __emu_activemask(void) {
-  unsigned warp = __emu_cur->warp, mask = 0;
-  for (unsigned lane = 0; lane < 32 && warp * 32 + lane < (unsigned)nthreads; ++lane)
-    if (fibers[warp * 32 + lane].state != kDone) mask |= 1u << lane;
-  return mask;
+extern "C" unsigned __emu_activemask(int line) {
+  Fiber& f = fibers[cur];
+  f.state = kWaitActive;
+  f.line = line;
+  ++active_waiting[f.t.warp];
+  settle_activemask(f.t.warp);
+  if (f.state != kRunnable) block_current();
+  return f.result;
 }
 
 static void warp_barrier(unsigned mask, int line) {
@@ -379,7 +407,7 @@ extern "C" unsigned long long __emu_shfl(unsigned mask, unsigned long long value
   warp_barrier(mask, line);
   unsigned effective = mask & warp_lanes(f.t.warp);
   if (src_lane < 0 || src_lane > 31 || !(effective >> src_lane & 1u))
-    fail("kind=divergence;line=%d;detail=lane %u reads lane %d in a shuffle, but lane %d is not in the mask "
+    fail("kind=shuffle_source;line=%d;detail=lane %u reads lane %d in a shuffle, but lane %d is not in the mask "
          "0x%08x",
          line, f.t.lane, src_lane, src_lane, mask);
   unsigned long long got = w.slot[src_lane];
@@ -712,6 +740,7 @@ void run_block(unsigned linear) {
     f.sp = fiber_initial_sp(&f, stacks + (size_t)(i + 1) * (kStackBytes + kPage) - (size_t)(i % 64) * 64);
   }
   std::memset(warps, 0, sizeof warps);
+  std::memset(active_waiting, 0, sizeof active_waiting);
   block_arrived = done_count = 0;
   cur = 0;
   __emu_cur = &fibers[0].t;
