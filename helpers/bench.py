@@ -84,7 +84,7 @@ def time_variant(variant: Variant, M: int, N: int, K: int, config: KernelConfig 
     cp = _require_gpu()
     config = config or variant.default
     config.check_shape(M, N, K)
-    kernel = gemm.kernel_for(variant, config, "gpu")
+    kernel = gemm.kernel_for(variant, config)
     A, B, C = device_operands(M, N, K)
     args = gemm.launch_args(M, N, K, 1.0, A, B, 0.0, C)
     run = lambda: kernel(config.grid(M, N), config.block(), args, shared_mem=config.shared_bytes())  # noqa: E731

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from . import backend
@@ -39,8 +37,9 @@ def check_operands(A, B, C=None) -> tuple[int, int, int]:
     return M, N, K
 
 
-@functools.lru_cache(maxsize=128)
-def kernel_for(variant: Variant, config: KernelConfig, backend_name: str) -> Kernel:
+def kernel_for(variant: Variant, config: KernelConfig) -> Kernel:
+    """The compiled kernel; the file is read at every call and compiled again only when its
+    text changed, so an edit to kernels/ takes effect without restarting Python."""
     return load_kernel(variant.path, variant.name_expression(config))
 
 
@@ -58,7 +57,7 @@ def run(variant: Variant, A, B, C=None, alpha: float = 1.0, beta: float = 0.0,
     M, N, K = check_operands(A, B, C)
     config.check_shape(M, N, K)
     bk = backend.current()
-    kernel = kernel_for(variant, config, bk.NAME)
+    kernel = kernel_for(variant, config)
     dA, dB = bk.to_device(A), bk.to_device(B)
     dC = bk.to_device(C if C is not None else np.zeros((M, N), np.float32))
     kernel(config.grid(M, N), config.block(), launch_args(M, N, K, alpha, dA, dB, beta, dC),

@@ -1,0 +1,20 @@
+"""A learner who edits a kernel file sees the edit at the next launch, without restarting Python."""
+
+
+import numpy as np
+
+from helpers import gemm, stages
+
+
+def test_an_edited_kernel_file_is_compiled_again(tmp_path, monkeypatch, rng):
+    v = stages.variant("02_naive_coalesced")
+    monkeypatch.setattr(stages, "KERNELS", tmp_path)
+    edited = tmp_path / v.path.name
+    original = (stages.ROOT / "kernels" / v.path.name).read_text()
+    edited.write_text(original)
+    A, B = (rng.uniform(-1, 1, (9, 9)).astype(np.float32) for _ in range(2))
+    first = gemm.run(v, A, B)
+    np.testing.assert_allclose(first, A @ B, rtol=1e-5, atol=1e-5)
+    edited.write_text(original.replace("alpha * acc + beta * C[row * N + col]", "2.0f * alpha * acc"))
+    second = gemm.run(v, A, B)
+    np.testing.assert_allclose(second, 2 * (A @ B), rtol=1e-5, atol=1e-5)
