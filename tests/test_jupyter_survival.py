@@ -24,7 +24,8 @@ CELL_TIMEOUT_S = 30
 
 @pytest.fixture(scope="module")
 def jupyter():
-    env = dict(os.environ, TBT_BACKEND="cpu", TBT_TIMEOUT="2", PYTHONPATH=str(REPO))
+    path = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p)  # keep the caller's
+    env = dict(os.environ, TBT_BACKEND="cpu", TBT_TIMEOUT="2", PYTHONPATH=path)
     env.pop("TBT_WORKERS", None)
     km, kc = jupyter_client.manager.start_new_kernel(kernel_name="python3", cwd=str(REPO), env=env,
                                                      startup_timeout=60)

@@ -15,5 +15,5 @@ mkdir -p "$out"
 cat "$out/provenance.txt"
 echo "command: python3 -m pytest -rs $*" > "$out/pytest.txt"
 python3 -m pytest -rs "$@" 2>&1 | tee -a "$out/pytest.txt" | tail -40
-echo "command: python3 -m helpers ladder --size 4096 --json $out/ladder.json" > "$out/ladder.txt"
+echo "command: python3 -m helpers ladder --size 4096 --json ladder.json" > "$out/ladder.txt"
 python3 -m helpers ladder --size 4096 --json "$out/ladder.json" 2>&1 | tee -a "$out/ladder.txt"
