@@ -107,25 +107,26 @@ def test_compile_error_names_the_file_and_line(tmp_path):
     assert "bad.cu" in str(e.value) and ":2" in str(e.value) and "undeclared_thing" in str(e.value)
 
 
-def test_forcing_an_unknown_backend_is_refused(monkeypatch):
-    monkeypatch.setenv("TBT_BACKEND", "tpu")
-    backend.current.cache_clear()
-    try:
-        with pytest.raises(backend.BackendUnavailableError, match="use gpu, cpu or auto"):
-            backend.current()
-    finally:
-        monkeypatch.delenv("TBT_BACKEND")
+@pytest.fixture
+def backend_env(monkeypatch):
+    """Sets TBT_BACKEND for one test, then restores the automatic choice."""
+    def force(value):
+        monkeypatch.setenv("TBT_BACKEND", value)
         backend.current.cache_clear()
+    yield force
+    monkeypatch.delenv("TBT_BACKEND", raising=False)
+    backend.current.cache_clear()
 
 
-def test_forcing_the_gpu_without_one_says_how_to_recover(monkeypatch):
+def test_forcing_an_unknown_backend_is_refused(backend_env):
+    backend_env("tpu")
+    with pytest.raises(backend.BackendUnavailableError, match="use gpu, cpu or auto"):
+        backend.current()
+
+
+def test_forcing_the_gpu_without_one_says_how_to_recover(backend_env):
     if backend.gpu_available():
-        pytest.skip("this machine has a GPU")
-    monkeypatch.setenv("TBT_BACKEND", "gpu")
-    backend.current.cache_clear()
-    try:
-        with pytest.raises(backend.BackendUnavailableError, match="CuPy sees no CUDA GPU"):
-            backend.current()
-    finally:
-        monkeypatch.delenv("TBT_BACKEND")
-        backend.current.cache_clear()
+        pytest.skip("this machine has a GPU, so forcing it is no error")
+    backend_env("gpu")
+    with pytest.raises(backend.BackendUnavailableError, match="CuPy sees no CUDA GPU"):
+        backend.current()

@@ -30,15 +30,24 @@ def test_float32_result_passes(rng):
 
 
 @pytest.mark.parametrize("K", [7, 256, 4096])
-def test_one_missing_product_fails_at_every_K(rng, K):
+def test_an_off_by_one_k_loop_fails_at_every_K(rng, K):
+    s = Shape("t", 16, 16, K, alpha=1.0, beta=0.0)
+    A, B, C0, ref, tol = _operands(rng, s)
+    C = (A @ B - np.outer(A[:, -1], B[-1, :])).astype(np.float32)  # the loop stopped at K - 1
+    check = verify.compare(C, C0, ref, tol, s)
+    assert not check.ok and check.wrong >= s.M * s.N // 4
+
+
+@pytest.mark.parametrize("K", [7, 256, 4096])
+def test_one_missing_product_is_found_and_located(rng, K):
     s = Shape("t", 16, 16, K, alpha=1.0, beta=0.0)
     A, B, C0, ref, tol = _operands(rng, s)
     C = (A @ B).astype(np.float32)
     i, j = 3, 5
-    C[i, j] -= A[i, K // 2] * B[K // 2, j]  # skip one k, as an off-by-one loop bound would
+    k = int(np.argmax(np.abs(A[i, :] * B[:, j])))  # the element's largest product goes missing
+    C[i, j] -= A[i, k] * B[k, j]
     check = verify.compare(C, C0, ref, tol, s)
-    if abs(A[i, K // 2] * B[K // 2, j]) > 1e-3:
-        assert not check.ok and check.wrong >= 1 and (i, j) == check.worst[0][:2]
+    assert not check.ok and check.wrong == 1 and check.worst[0][:2] == (i, j)
 
 
 def test_nan_never_passes(rng):
