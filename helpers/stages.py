@@ -87,6 +87,26 @@ class CoalescedConfig(NaiveConfig):
         return (ceil_div(N, self.block_x), ceil_div(M, self.block_y), 1)
 
 
+@dataclass(frozen=True)
+class TileConfig(KernelConfig):
+    """A square TILE x TILE block computing a TILE x TILE tile of C through shared memory."""
+    tile: int = 32
+
+    def validate(self) -> None:
+        self._rule(self.tile >= 1, "tile must be at least 1.")
+        self._rule(self.tile * self.tile <= 1024,
+                   f"the block is tile x tile = {self.tile * self.tile} threads; a block holds at most 1024.")
+
+    def template_args(self):
+        return (self.tile,)
+
+    def block(self):
+        return (self.tile, self.tile, 1)
+
+    def grid(self, M, N):
+        return (ceil_div(N, self.tile), ceil_div(M, self.tile), 1)
+
+
 # ---- stages and their kernels --------------------------------------------------------------
 @dataclass(frozen=True)
 class Variant:
@@ -96,6 +116,7 @@ class Variant:
     summary: str
     config_type: type
     default: KernelConfig
+    alternatives: tuple[KernelConfig, ...] = ()  # other valid configurations the tests also verify
 
     @property
     def stage_id(self) -> str:
@@ -140,12 +161,15 @@ STAGES: tuple[Stage, ...] = (
     Stage("01", "cpu_loop_blocking", "CPU loop blocking", "Loop order, register and cache blocking on the CPU"),
     Stage("02", "naive", "Naive kernels and coalescing", "One thread per element; coalesced global access", (
         Variant("02_naive", "sgemm_naive", "one thread per element, threadIdx.x along rows (uncoalesced)",
-                NaiveConfig, NaiveConfig()),
+                NaiveConfig, NaiveConfig(), (NaiveConfig(32, 8), NaiveConfig(7, 5), NaiveConfig(1, 64))),
         Variant("02_naive_coalesced", "sgemm_naive_coalesced",
                 "one thread per element, threadIdx.x along columns (coalesced)", CoalescedConfig,
-                CoalescedConfig()),
+                CoalescedConfig(), (CoalescedConfig(32, 8), CoalescedConfig(7, 5), CoalescedConfig(1, 64))),
     )),
-    Stage("03", "smem_tiling", "Shared-memory tiling", "Tiles of A and B staged in shared memory"),
+    Stage("03", "smem_tiling", "Shared-memory tiling", "Tiles of A and B staged in shared memory", (
+        Variant("03_smem_tiling", "sgemm_smem_tiling", "TILE x TILE tiles of A and B in shared memory",
+                TileConfig, TileConfig(), (TileConfig(8), TileConfig(16), TileConfig(5))),
+    )),
     Stage("04", "1d_thread_tiling", "1D thread tiling", "Each thread computes a column of TM results"),
     Stage("05", "2d_thread_tiling", "2D thread tiling", "Each thread computes a TM x TN tile"),
     Stage("06", "bank_conflicts", "Bank conflicts", "Measuring and removing shared-memory bank conflicts"),

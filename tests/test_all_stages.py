@@ -12,9 +12,9 @@ def test_variant_correct_on_catalogue(variant):
 
 
 @pytest.mark.parametrize("variant", stages.variants(), ids=lambda v: v.name)
-def test_variant_correct_on_the_emulator_with_other_block_shapes(variant, cpu_backend):
-    for bx, by in ((32, 8), (7, 5), (1, 64)):
-        config = variant.config(block_x=bx, block_y=by)
-        shapes = (verify.shape("primes"), verify.shape("non-multiples of every tile"))
+def test_variant_correct_on_the_emulator_with_its_other_configurations(variant, cpu_backend):
+    assert variant.alternatives, f"{variant.name} lists no alternative configurations to verify"
+    shapes = (verify.shape("primes"), verify.shape("non-multiples of every tile"))
+    for config in variant.alternatives:
         report = verify.check_catalogue(variant, config, shapes=shapes)
         assert report.ok, f"{backend.name()}: {report}"

@@ -85,9 +85,22 @@ def test_global_store_far_past_the_end(stride):
 def test_static_shared_out_of_bounds():
     out = np.full(64, 3.0, dtype=np.float32)
     text = launch_fails(OutOfBoundsError, "oob_shared.cu", "static_shared_oob", 2, 64, (out,))
-    assert "static shared memory" in text and "byte 128" in text and "tile" in text
+    assert "byte 128 of the __shared__ array tile" in text and "tile has 128 bytes" in text
     assert re.search(r"thread \(32,0,0\) of block \([01],0,0\)", text), text
     assert at_line("oob_shared.cu", "static_shared_oob") in text
+
+
+def test_running_off_one_shared_array_into_the_next_is_caught():
+    out = np.zeros(64, dtype=np.float32)
+    text = launch_fails(OutOfBoundsError, "oob_shared.cu", "shared_overflow_into_next<32>", 1, 64, (out,))
+    assert "__shared__ array As" in text and "byte 128" in text
+    assert at_line("oob_shared.cu", "shared_overflow_into_next") in text
+
+
+def test_template_kernels_shared_memory_starts_as_nan():
+    out = np.zeros(32, dtype=np.float32)
+    load_kernel(KERNELS / "oob_shared.cu", "template_shared_poison<32>")(1, 32, (out,))
+    assert np.all(out.view(np.uint32) == 0xFFFFFFFF)
 
 
 def test_dynamic_shared_out_of_bounds():
@@ -112,7 +125,7 @@ def test_both_check_modes_catch_out_of_bounds(checks):
     assert at_line("oob_global.cu", "store_past_end") in str(err.value)
     assert not C.any()
     shared = emulator.build(KernelSource.read(KERNELS / "oob_shared.cu"), ("static_shared_oob",), checks=checks)
-    with pytest.raises(OutOfBoundsError, match="static shared memory"):
+    with pytest.raises(OutOfBoundsError, match="past its end: tile has 128 bytes"):
         emulator.launch(shared, "static_shared_oob", (1, 1, 1), (64, 1, 1), (np.zeros(64, np.float32),))
 
 

@@ -23,6 +23,6 @@ Linux with g++; clang++ and other platforms take the same code path but are not 
 """
 
 from .compiler import Program, build, find_compiler
-from .launcher import default_workers, launch, time_limit
+from .launcher import default_workers, launch, time_limit, trace
 
-__all__ = ["Program", "build", "find_compiler", "launch", "default_workers", "time_limit"]
+__all__ = ["Program", "build", "find_compiler", "launch", "trace", "default_workers", "time_limit"]

@@ -40,6 +40,8 @@ class Compiler:
         the runtime defines the functions it calls. checks="inline" tests shadow bytes in place
         (fast); checks="calls" calls the runtime before every access (for tracing, and where the
         shadow memory cannot be reserved)."""
+        if checks not in ("inline", "calls", "trace"):
+            raise ValueError(f"checks must be 'inline', 'calls' or 'trace', not {checks!r}")
         threshold = "100000000" if checks == "inline" else "0"
         if self.family == "clang":
             return ["-fsanitize=kernel-address", "-mllvm", f"-asan-mapping-offset={SHADOW_OFFSET}",
@@ -158,8 +160,45 @@ def check_supported(source: KernelSource) -> None:
             f"Fix: use the CUDA C++ intrinsic for it, or run this kernel on a GPU (TBT_BACKEND=gpu).")
 
 
+_SHARED = re.compile(r"\b__shared__\b")
+_SHARED_DECL = re.compile(r"\b__shared__\s+([^;{}]*?);", re.S)
+_SHARED_PARTS = re.compile(
+    r"^(?:(?:alignas|__align__)\s*\(\s*(?P<align>\d+)\s*\)\s*)?(?P<type>.+?)\s*\b(?P<name>[A-Za-z_]\w*)"
+    r"\s*(?P<dims>(?:\[[^\]]*\]\s*)*)$", re.S)
+
+
+def _rewrite_shared(source: KernelSource, text: str) -> str:
+    """Each `__shared__ T name[dims];` becomes a reference to the block's storage in the
+    runtime's shared arena (GCC would put a static of a template kernel outside any section the
+    runtime can find). Line breaks are kept, so line numbers do not move."""
+    code = strip_comments(text)
+    pieces, last = [], 0
+    for i, m in enumerate(_SHARED_DECL.finditer(code)):
+        decl = m.group(1)
+        line = code.count("\n", 0, m.start()) + 1
+        parts = _SHARED_PARTS.match(decl.strip())
+        if "," in re.sub(r"\[[^\]]*\]|\([^)]*\)", "", decl) or "=" in decl or not parts:
+            raise UnsupportedFeatureError(
+                f"{source.display_path}:{line}: the CPU emulator reads one variable per __shared__ "
+                f"declaration, without an initializer, like `__shared__ float As[BM * BK];`.\n  "
+                f"{source.line(line)}\nFix: split the declaration (CUDA forbids initializers on __shared__).")
+        name, align = parts.group("name"), parts.group("align") or 0
+        alias = f"__emu_shared_t{i}"
+        pieces += [text[last:m.start()],
+                   f"using {alias} = {parts.group('type')}{parts.group('dims')}; auto& {name} = "
+                   f"__emu_shared_var<{alias}, {i}, {align}>(\"{name}\", {line});" + "\n" * m.group(0).count("\n")]
+        last = m.end()
+    rewritten = "".join(pieces) + text[last:]
+    left = _SHARED.search(strip_comments(rewritten))
+    if left:
+        line = rewritten.count("\n", 0, left.start()) + 1
+        raise UnsupportedFeatureError(f"{source.display_path}:{line}: a __shared__ declaration the CPU emulator "
+                                      f"cannot read.\n  {source.line(line)}")
+    return rewritten
+
+
 def _translation_unit(source: KernelSource, name_expressions: tuple[str, ...], checks: str) -> str:
-    body = _EXTERN_SHARED.sub("__emu_extern_shared__", source.text)
+    body = _rewrite_shared(source, _EXTERN_SHARED.sub("__emu_extern_shared__", source.text))
     if find_compiler().family == "gcc":  # GCC spells nvcc's `#pragma unroll` differently
         body = _PRAGMA_UNROLL.sub(lambda m: f"{m.group(1)}#pragma GCC unroll {m.group(2) or 64}", body)
     entries = []
@@ -210,12 +249,7 @@ class Program:
     source: KernelSource
     executable: Path
     entries: dict[str, EntryInfo]
-    static_shared_bytes: int
     checks: str
-
-    def shared_variables(self) -> list[tuple[int, int, str]]:
-        """(offset, size, name) of each static __shared__ array, from the symbol table."""
-        return _shared_symbols(self.executable)
 
 
 def _type_name(pretty: str) -> str:
@@ -223,11 +257,10 @@ def _type_name(pretty: str) -> str:
     return m.group(1).strip() if m else pretty
 
 
-def _describe(executable: Path) -> tuple[dict[str, EntryInfo], int]:
+def _describe(executable: Path) -> dict[str, EntryInfo]:
     out = subprocess.run([str(executable), "--describe"], capture_output=True, text=True, check=True).stdout
     entries: dict[str, EntryInfo] = {}
     current = None
-    shared = 0
     for line in out.splitlines():
         kind, _, rest = line.partition(" ")
         if kind == "entry":
@@ -237,31 +270,7 @@ def _describe(executable: Path) -> tuple[dict[str, EntryInfo], int]:
         elif kind == "param":
             ptr, size, psize, pconst, cat, tname = rest.split(" ", 5)
             current[2].append(ParamInfo(ptr == "1", int(size), int(psize), pconst == "1", cat, _type_name(tname)))
-        elif kind == "shared_bytes":
-            shared = int(rest)
-    return {n: EntryInfo(i, n, tuple(p)) for n, (i, _, p) in entries.items()}, shared
-
-
-@functools.lru_cache(maxsize=None)
-def _shared_symbols(executable: Path) -> list[tuple[int, int, str]]:
-    out = subprocess.run(["nm", "-C", "-S", "--defined-only", str(executable)], capture_output=True,
-                         text=True).stdout
-    symbols, start, stop = [], None, None
-    for line in out.splitlines():
-        parts = line.split(" ", 3)
-        if len(parts) == 3 and parts[2] in ("__start_emu_smem", "__stop_emu_smem"):
-            start, stop = (int(parts[0], 16), stop) if parts[2] == "__start_emu_smem" else (start, int(parts[0], 16))
-        elif len(parts) == 4:
-            symbols.append((int(parts[0], 16), int(parts[1], 16), parts[3]))
-    # The linker defines __stop_emu_smem only where something refers to it; the runtime's
-    # guard, linked last, ends the kernel's shared arrays either way.
-    guard = [a for a, _, name in symbols if name.endswith("smem_end_guard")]
-    stop = guard[0] if guard else stop
-    if start is None or stop is None:
-        return []
-    # `kernel(float*)::tile` -> `tile`: the name the kernel's source gives the array.
-    return sorted((a - start, size, name.rsplit("::", 1)[-1]) for a, size, name in symbols
-                  if start <= a < stop and "smem_end_guard" not in name)
+    return {n: EntryInfo(i, n, tuple(p)) for n, (i, _, p) in entries.items()}
 
 
 _programs: dict[str, Program] = {}
@@ -272,6 +281,10 @@ def build(source: KernelSource, name_expressions: tuple[str, ...], checks: str =
     check_supported(source)
     cxx = find_compiler()
     flags = [*_base_flags(), *cxx.instrumentation_flags(checks)]
+    if checks == "trace":
+        # Unoptimized: every load and store the source writes happens, in source order, and no
+        # check is merged away (at -O2 the store of `C[i] = ... C[i]` shares the load's check).
+        flags = [f for f in flags if not f.startswith("-O")] + ["-O0"]
     unit = _translation_unit(source, name_expressions, checks)
     key = _digest(cxx.path, cxx.version, " ".join(flags), _runtime_sources(), unit)
     if key in _programs:
@@ -297,7 +310,6 @@ def build(source: KernelSource, name_expressions: tuple[str, ...], checks: str =
             shutil.rmtree(tmp, ignore_errors=True)
             raise _compile_error(source, r.stderr, name_expressions)
         _publish(tmp, final)
-    entries, shared = _describe(exe)
-    program = Program(source, exe, entries, shared, checks)
+    program = Program(source, exe, _describe(exe), checks)
     _programs[key] = program
     return program

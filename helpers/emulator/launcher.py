@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import (BarrierError, KernelArgumentError, KernelCrashError, KernelRuntimeError,
-                      KernelTimeoutError, OutOfBoundsError, UnsupportedFeatureError)
+                      KernelTimeoutError, LaunchConfigError, OutOfBoundsError, UnsupportedFeatureError)
 from .compiler import EntryInfo, ParamInfo, Program
 
 DEFAULT_TIME_LIMIT_S = 30.0
@@ -94,9 +94,48 @@ class _Buffer:
     writable: bool
 
 
+# One traced access, as runtime.cpp's TraceRecord writes it.
+TRACE_RECORD = np.dtype([("pc", "<u8"), ("offset", "<i8"), ("block", "<u4"), ("epoch", "<u4"),
+                         ("warp_epoch", "<u4"), ("seq", "<u4"), ("thread", "<u2"), ("buffer", "i1"),
+                         ("space", "u1"), ("size", "u1"), ("op", "u1"), ("pad", "V2")])
+assert TRACE_RECORD.itemsize == 40
+_TRACE_HEADER = 16
+
+
+@dataclass(frozen=True)
+class SharedVariable:
+    name: str
+    offset: int   # bytes from the start of the block's static shared memory
+    size: int
+    line: int     # of its declaration
+
+
+@dataclass
+class RawTrace:
+    records: np.ndarray   # TRACE_RECORD entries in program order of each thread
+    dropped: int          # accesses beyond the capacity, counted but not kept
+    param_buffer: list    # for each kernel parameter, its buffer index (pointers) or None
+    shared: list          # SharedVariable of each __shared__ array of the kernel
+
+
 def launch(program: Program, name_expression: str, grid, block, args, shared_mem: int = 0,
            timeout: float | None = None, workers: int | None = None) -> float:
     """Runs the kernel to completion; returns the grid's run time in seconds (no process start)."""
+    return _launch(program, name_expression, grid, block, args, shared_mem, timeout, workers)[0]
+
+
+def trace(program: Program, name_expression: str, grid, block, args, blocks, shared_mem: int = 0,
+          capacity: int = 4_000_000, timeout: float | None = None) -> RawTrace:
+    """Runs only `blocks` (linear block indices) of the grid, one after another, recording every
+    shared and global access of their threads. Needs a checks="trace" build."""
+    if program.checks != "trace":
+        raise ValueError("tracing needs a program built with checks='trace'")
+    return _launch(program, name_expression, grid, block, args, shared_mem, timeout, 1,
+                   trace_blocks=tuple(blocks), trace_capacity=capacity)[1]
+
+
+def _launch(program, name_expression, grid, block, args, shared_mem, timeout, workers,
+            trace_blocks=None, trace_capacity=0):
     entry = program.entries[name_expression]
     names = program.source.parameter_names(name_expression)
     _check_args(name_expression, entry, args, names)
@@ -128,8 +167,12 @@ def launch(program: Program, name_expression: str, grid, block, args, shared_mem
         result_fd, result_view = _shared_file("result", _RESULT_BYTES)
         lines += [f"result_fd {result_fd}"]
         lines += [f"buffer {buf.fd} {buf.array.nbytes}" for buf in buffers]
-        lines += param_lines + ["run", ""]
         fds = [result_fd] + [buf.fd for buf in buffers]
+        if trace_blocks is not None:
+            trace_fd, trace_view = _shared_file("trace", _TRACE_HEADER + trace_capacity * TRACE_RECORD.itemsize)
+            fds.append(trace_fd)
+            lines += [f"trace {trace_fd} {trace_capacity}"] + [f"trace_block {b}" for b in trace_blocks]
+        lines += param_lines + ["run", ""]
         out, err, code = _run_process(program, "\n".join(lines), fds, timeout or time_limit())
         if out:
             sys.stdout.write(out)  # the kernel's printf
@@ -137,10 +180,13 @@ def launch(program: Program, name_expression: str, grid, block, args, shared_mem
         if code != 0:
             raise _error(program, name_expression, text, code, err, args, entry, names, param_buffer,
                          timeout or time_limit())
+        elapsed = int(_fields(text).get("elapsed_ns", 0)) / 1e9
+        if trace_blocks is not None:  # a traced run computed only some blocks: keep no results
+            return elapsed, _read_trace(trace_view, param_buffer, _fields(text).get("shared", ""))
         for buf in buffers:
             if buf.writable and buf.array.nbytes:
                 _copy_back(buf)
-        return int(_fields(text).get("elapsed_ns", 0)) / 1e9
+        return elapsed, None
     finally:
         for buf in buffers:
             buf.view.close()
@@ -148,6 +194,20 @@ def launch(program: Program, name_expression: str, grid, block, args, shared_mem
         if "result_fd" in locals():
             result_view.close()
             os.close(result_fd)
+        if "trace_fd" in locals():
+            trace_view.close()
+            os.close(trace_fd)
+
+
+def _read_trace(view: mmap.mmap, param_buffer: list, shared: str) -> RawTrace:
+    count, capacity = np.frombuffer(view, dtype="<u8", count=2)
+    kept = int(min(count, capacity))
+    records = np.frombuffer(view, dtype=TRACE_RECORD, count=kept, offset=_TRACE_HEADER).copy()
+    variables = []
+    for item in filter(None, shared.split(",")):
+        name, offset, size, line = item.rsplit(":", 3)
+        variables.append(SharedVariable(name, int(offset), int(size), int(line)))
+    return RawTrace(records, int(count - kept), list(param_buffer), variables)
 
 
 def _copy_back(buf: _Buffer) -> None:
@@ -200,7 +260,7 @@ def _who(f: dict[str, str]) -> str:
 
 def _oob_message(program, kernel, f, args, entry, names, param_buffer) -> str:
     op = {"store": "stores", "load": "loads"}.get(f.get("op"), "touches")
-    offset, size = int(f["offset"]), int(f.get("size", 1))
+    offset, size = int(f.get("offset", f.get("var_offset", 0))), int(f.get("size", 1))
     # A fault caught by the signal handler knows the address, not the access's width.
     nbytes = f" ({size} bytes)" if f.get("op") in ("load", "store") else ""
     space = f["space"]
@@ -218,11 +278,12 @@ def _oob_message(program, kernel, f, args, entry, names, param_buffer) -> str:
     if space == "dynamic_shared":
         return (f"{kernel}: {_who(f)}{op} byte {offset} of dynamic shared memory{nbytes}, but the "
                 f"launch gave it {f['limit']} bytes (shared_mem=).")
-    variables = program.shared_variables()
-    inside = [v for v in variables if v[0] <= offset]
-    name = f" (just past {inside[-1][2]})" if inside else ""
-    return (f"{kernel}: {_who(f)}{op} byte {offset} of static shared memory{nbytes}, past the "
-            f"{f['limit']} bytes the block's __shared__ arrays take{name}.")
+    if "var" in f:  # past the end of one __shared__ array (into the gap before the next)
+        var, var_size = f["var"], int(f["var_size"])
+        return (f"{kernel}: {_who(f)}{op} byte {offset} of the __shared__ array {var}{nbytes}, past its end: "
+                f"{var} has {var_size} bytes (valid byte offsets 0 to {var_size - 1}).")
+    return (f"{kernel}: {_who(f)}{op} byte {offset} of static shared memory{nbytes}, before any "
+            f"__shared__ array.")
 
 
 _FIXES = {
@@ -267,6 +328,8 @@ def _error(program: Program, kernel: str, text: str, code: int, stderr: str, arg
         assertion = "".join(ln + "\n" for ln in stderr.splitlines() if "Assertion" in ln or "assert" in ln)
         what = "failed an assert" if sig == signal.SIGABRT and assertion else f"crashed ({name}{', ' + detail if detail else ''})"
         return KernelCrashError(f"{kernel}: {_who(f)}{what}.{at}\n{assertion}{fix}".rstrip())
+    if kind == "too_much_shared":
+        return LaunchConfigError(f"{kernel}: {f.get('detail')}.{at}\nFix: smaller tiles.")
     if kind == "no_shadow":
         return ShadowUnavailable(text)
     if kind == "unsupported":

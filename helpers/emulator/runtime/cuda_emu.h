@@ -32,10 +32,17 @@
 #define __launch_bounds__(...)
 #define __grid_constant__
 #define __constant__ static
-// Shared memory: a static in the section "emu_smem", so that the runtime knows its bounds
-// (the linker's __start_/__stop_emu_smem), poisons it before every block and checks accesses.
-// Each worker process runs one block at a time, so one static copy is one block's memory.
-#define __shared__ __attribute__((section("emu_smem"), used, aligned(16))) static
+// The loader rewrites each `__shared__ T name[dims];` into
+// `auto& name = __emu_shared_var<T[dims], id, align>("name", line);`, one block's storage in the
+// runtime's static shared arena; a __shared__ it could not rewrite is refused before compiling.
+extern "C" void* __emu_shared_alloc(size_t size, size_t align, const char* name, int line);
+template <class T, int ID, size_t ALIGN>
+static inline T& __emu_shared_var(const char* name, int line) {
+  static T* storage = static_cast<T*>(
+      __emu_shared_alloc(sizeof(T), ALIGN > alignof(T) ? ALIGN : alignof(T), name, line));
+  return *storage;
+}
+#define __align__(n) alignas(n)
 // `extern __shared__ T name[];` (dynamic shared memory) is rewritten to this by the loader;
 // the linker points `name` at the runtime's dynamic shared buffer.
 #define __emu_extern_shared__ extern
@@ -166,9 +173,14 @@ static inline int __emu_width(int w = 32) { return w; }
 #define __all_sync(mask, p) (__emu_ballot(mask, (p) ? 0 : 1, __LINE__) == 0u)
 
 // ---- atomics: real atomics, since blocks run in parallel worker processes -------------------
+extern "C" int __emu_atomic_depth;  // the tracer marks accesses made inside an atomic
 template <class T, class F>
 static inline T __emu_atomic_update(T* p, F f) {
   static_assert(sizeof(T) == 4 || sizeof(T) == 8, "atomics act on 4- or 8-byte values");
+  struct Mark {
+    Mark() { ++__emu_atomic_depth; }
+    ~Mark() { --__emu_atomic_depth; }
+  } mark;
   using Bits = std::conditional_t<sizeof(T) == 4, unsigned int, unsigned long long>;
   Bits* q = reinterpret_cast<Bits*>(p);
   Bits old_bits = __atomic_load_n(q, __ATOMIC_RELAXED), new_bits;
@@ -196,7 +208,9 @@ static inline unsigned atomicDec(unsigned* p, unsigned v) {
 }
 template <class T>
 static inline T atomicCAS(T* p, T compare, T v) {
+  ++__emu_atomic_depth;
   __atomic_compare_exchange_n(p, &compare, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+  --__emu_atomic_depth;
   return compare;  // holds the old value either way
 }
 

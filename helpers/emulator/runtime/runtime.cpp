@@ -33,12 +33,6 @@
 extern "C" const EmuEntry __emu_entries[];
 extern "C" const int __emu_num_entries;
 extern "C" const int __emu_inline_checks;  // 1 when the kernel was built with inline shadow checks
-extern "C" char __start_emu_smem[] __attribute__((weak));
-extern "C" char __stop_emu_smem[] __attribute__((weak));
-
-// Linked after the kernel, so it ends the emu_smem section: accesses past the last __shared__
-// array land here, and the shadow marks it.
-__attribute__((section("emu_smem"), used, aligned(16))) static char smem_end_guard[4096];
 
 // ---- state visible to kernels -----------------------------------------------------------
 extern "C" {
@@ -48,6 +42,11 @@ dim3 __emu_block_dim, __emu_grid_dim;
 // Dynamic shared memory: the loader links every `extern __shared__ T name[]` to this array.
 // Its pages past the launch's size are made inaccessible.
 alignas(4096) char __emu_dynamic_smem[256 * 1024 + 4096];
+// Static shared memory: every `__shared__` variable of the kernel is placed here when its
+// declaration first runs (the loader rewrites the declaration into __emu_shared_var), with an
+// unaddressable redzone after each, so that running off the end of one array is caught.
+alignas(4096) char __emu_static_smem[64 * 1024];
+int __emu_atomic_depth = 0;  // inside an atomic operation: its accesses are traced as atomic
 }
 
 namespace {
@@ -73,6 +72,9 @@ struct Request {
   int workers = 1;
   long timeout_ms = 30000;
   int result_fd = -1;
+  int trace_fd = -1;
+  size_t trace_capacity = 0;
+  std::vector<unsigned> trace_blocks;  // when tracing: run only these blocks, in this order
   std::vector<int> buffer_fds;
   std::vector<size_t> buffer_bytes;
   std::vector<std::vector<unsigned char>> params;  // bytes of each kernel argument
@@ -123,6 +125,7 @@ struct Fiber {
   int state;
   int line;         // source line of the barrier it waits at
   unsigned result;  // __activemask()'s answer, set when the warp settles
+  unsigned epoch, warp_epoch, seq;  // barriers and warp collectives passed, accesses traced
 };
 char* stacks = nullptr;  // one stack per thread of the block, each above an inaccessible guard page
 size_t stacks_span = 0;
@@ -343,7 +346,10 @@ static void arrive_block_barrier(int line, const char* what) {
   block_current();
 }
 
-extern "C" void __emu_syncthreads(int line) { arrive_block_barrier(line, "__syncthreads"); }
+extern "C" void __emu_syncthreads(int line) {
+  arrive_block_barrier(line, "__syncthreads");
+  ++fibers[cur].epoch;
+}
 
 extern "C" int __emu_syncthreads_reduce(int line, int op, int predicate) {
   if (block_arrived == 0) reduce_acc[0] = 0, reduce_acc[1] = 1, reduce_acc[2] = 0;
@@ -352,6 +358,7 @@ extern "C" int __emu_syncthreads_reduce(int line, int op, int predicate) {
   reduce_acc[2] |= predicate;
   if (block_arrived + 1 == nthreads) reduce_result = reduce_acc[op];
   arrive_block_barrier(line, "__syncthreads_count/and/or");
+  ++fibers[cur].epoch;
   return reduce_result;
 }
 
@@ -403,20 +410,26 @@ static void warp_barrier(unsigned mask, int line) {
   block_current();
 }
 
-extern "C" void __emu_syncwarp(unsigned mask, int line) { warp_barrier(mask, line); }
+// Every lane that passes a warp collective counts it (the tracer orders lanes of one warp by it).
+static void warp_sync_point(unsigned mask, int line) {
+  warp_barrier(mask, line);
+  ++fibers[cur].warp_epoch;
+}
+
+extern "C" void __emu_syncwarp(unsigned mask, int line) { warp_sync_point(mask, line); }
 
 extern "C" unsigned long long __emu_shfl(unsigned mask, unsigned long long value, int src_lane, int line) {
   Fiber& f = fibers[cur];
   WarpState& w = warps[f.t.warp];
   w.slot[f.t.lane] = value;
-  warp_barrier(mask, line);
+  warp_sync_point(mask, line);
   unsigned effective = mask & warp_lanes(f.t.warp);
   if (src_lane < 0 || src_lane > 31 || !(effective >> src_lane & 1u))
     fail("kind=shuffle_source;line=%d;detail=lane %u reads lane %d in a shuffle, but lane %d is not in the mask "
          "0x%08x",
          line, f.t.lane, src_lane, src_lane, mask);
   unsigned long long got = w.slot[src_lane];
-  warp_barrier(mask, line);  // nobody overwrites a slot before every lane has read
+  warp_sync_point(mask, line);  // nobody overwrites a slot before every lane has read
   return got;
 }
 
@@ -424,11 +437,11 @@ extern "C" unsigned __emu_ballot(unsigned mask, int predicate, int line) {
   Fiber& f = fibers[cur];
   WarpState& w = warps[f.t.warp];
   w.slot[f.t.lane] = (unsigned long long)(predicate != 0);
-  warp_barrier(mask, line);
+  warp_sync_point(mask, line);
   unsigned effective = mask & warp_lanes(f.t.warp), bits = 0;
   for (unsigned l = 0; l < 32; ++l)
     if ((effective >> l & 1u) && w.slot[l]) bits |= 1u << l;
-  warp_barrier(mask, line);
+  warp_sync_point(mask, line);
   return bits;
 }
 
@@ -438,8 +451,30 @@ extern "C" void __emu_unsupported(const char* what, int line) {
 
 // ---- memory checks: the compiler calls these before every load and store of the kernel -----
 namespace {
-char* smem_lo = nullptr;
-size_t smem_size = 0;
+char* smem_lo = __emu_static_smem;
+size_t smem_size = 0;  // bytes handed out to __shared__ variables, redzones included
+constexpr size_t kStaticSmemLimit = 48 * 1024;  // as nvcc and NVRTC enforce
+constexpr size_t kSmemRedzone = 32;
+constexpr size_t kBlockSmemLimit = 227 * 1024;  // static + dynamic, per block on sm_90
+struct SharedVar {
+  size_t offset, size;
+  const char* name;
+  int line;
+};
+SharedVar shared_vars[256];
+int n_shared_vars = 0;
+
+const SharedVar* shared_var_at(size_t off) {
+  for (int i = 0; i < n_shared_vars; ++i)
+    if (off >= shared_vars[i].offset && off < shared_vars[i].offset + shared_vars[i].size) return &shared_vars[i];
+  return nullptr;
+}
+const SharedVar* shared_var_before(size_t off) {
+  const SharedVar* best = nullptr;
+  for (int i = 0; i < n_shared_vars; ++i)
+    if (shared_vars[i].offset <= off) best = &shared_vars[i];
+  return best;
+}
 char* dyn_lo = nullptr;
 char* arena = nullptr;
 size_t arena_slot = 0, arena_span = 0;
@@ -465,25 +500,71 @@ void where(char* out, size_t n) {
   if (dyn_lo && (off = a - (uintptr_t)dyn_lo) < kDynSmemReserve + kPage)
     fail("kind=oob;space=dynamic_shared;offset=%lld;size=%zu;limit=%zu;op=%s;pc=%p", (long long)off, n,
          req.dyn_smem, op, pc);
-  fail("kind=oob;space=shared;offset=%lld;size=%zu;limit=%zu;op=%s;pc=%p", (long long)(a - (uintptr_t)smem_lo),
-       n, smem_size, op, pc);
+  off = a - (uintptr_t)smem_lo;
+  const SharedVar* v = shared_var_before(off);
+  if (v)
+    fail("kind=oob;space=shared;var=%s;var_offset=%lld;var_size=%zu;size=%zu;op=%s;pc=%p", v->name,
+         (long long)(off - v->offset), v->size, n, op, pc);
+  fail("kind=oob;space=shared;offset=%lld;size=%zu;limit=%zu;op=%s;pc=%p", (long long)off, n, smem_size, op, pc);
+}
+
+// ---- memory trace: every shared and global access of the traced blocks, in program order ------
+struct TraceRecord {  // 40 bytes; helpers/trace.py reads the same layout
+  uint64_t pc;
+  int64_t offset;  // bytes from the buffer's start, or from the start of shared memory
+  uint32_t block, epoch, warp_epoch, seq;
+  uint16_t thread;
+  int8_t buffer;  // which device buffer (global accesses), else -1
+  uint8_t space;  // 0 global, 1 static shared, 2 dynamic shared
+  uint8_t size, op;  // op: 0 load, 1 store, 2 atomic
+  uint8_t pad[2];
+};
+struct TraceHeader {
+  uint64_t count, capacity;
+};
+TraceHeader* trace_header = nullptr;
+TraceRecord* trace_records = nullptr;
+bool tracing = false;  // the running block is one of the traced ones
+unsigned trace_block = 0;
+
+void trace(uintptr_t off, size_t n, int store, void* pc, int space, int buffer) {
+  Fiber& f = fibers[cur];
+  uint64_t i = trace_header->count++;
+  if (i >= trace_header->capacity) return;  // counted, not kept: the reader reports the overflow
+  TraceRecord& r = trace_records[i];
+  r.pc = (uint64_t)pc;
+  r.offset = (int64_t)off;
+  r.block = trace_block;
+  r.epoch = f.epoch;
+  r.warp_epoch = f.warp_epoch;
+  r.seq = f.seq++;
+  r.thread = (uint16_t)f.t.linear;
+  r.buffer = (int8_t)buffer;
+  r.space = (uint8_t)space;
+  r.size = (uint8_t)n;
+  r.op = (uint8_t)(__emu_atomic_depth ? 2 : store);
 }
 
 inline void access(uintptr_t a, size_t n, int store, void* pc) {
   uintptr_t off = a - (uintptr_t)smem_lo;
-  if (off < smem_size + sizeof smem_end_guard) {  // the guard after the arrays is out of bounds too
-    if (off + n > smem_size) out_of_bounds(a, n, store, pc);
+  if (off < sizeof __emu_static_smem) {
+    const SharedVar* v = shared_var_at(off);
+    if (!v || off + n > v->offset + v->size) out_of_bounds(a, n, store, pc);
+    if (tracing) trace(off, n, store, pc, 1, -1);
     return;
   }
   off = a - (uintptr_t)dyn_lo;
   if (off < kDynSmemReserve) {
     if (off + n > req.dyn_smem) out_of_bounds(a, n, store, pc);
+    if (tracing) trace(off, n, store, pc, 2, -1);
     return;
   }
   off = a - (uintptr_t)arena;
   if (off < arena_span) {
-    const Buffer& b = buffers[off / arena_slot];
+    size_t index = off / arena_slot;
+    const Buffer& b = buffers[index];
     if (a < (uintptr_t)b.base || a + n > (uintptr_t)b.base + b.nbytes) out_of_bounds(a, n, store, pc);
+    if (tracing) trace(a - (uintptr_t)b.base, n, store, pc, 0, (int)index);
   }
   // Anything else is the thread's own stack or the runtime's data.
 }
@@ -546,6 +627,25 @@ void unpoison(uintptr_t lo, size_t n) {
 extern "C" void __asan_handle_no_return(void) {}
 extern "C" void __asan_before_dynamic_init(const char*) {}
 extern "C" void __asan_after_dynamic_init(void) {}
+
+// The storage of one `__shared__` variable, the first time its declaration runs in this process.
+extern "C" void* __emu_shared_alloc(size_t size, size_t align, const char* name, int line) {
+  if (align < 16) align = 16;  // the shadow's 8-byte granules need aligned starts; 16 as a GPU gives
+  size_t off = smem_size ? (smem_size + kSmemRedzone + align - 1) / align * align : 0;
+  if (off + size > kStaticSmemLimit || n_shared_vars == (int)(sizeof shared_vars / sizeof shared_vars[0]))
+    fail("kind=too_much_shared;line=%d;detail=the __shared__ variable %s (%zu bytes) takes the block's static "
+         "shared memory past %zu bytes, the limit nvcc and NVRTC enforce",
+         line, name, size, kStaticSmemLimit);
+  if (off + size + req.dyn_smem > kBlockSmemLimit)
+    fail("kind=too_much_shared;line=%d;detail=the __shared__ variable %s (%zu bytes) and the launch's %zu bytes "
+         "of dynamic shared memory exceed the %zu bytes a block may have",
+         line, name, size, req.dyn_smem, kBlockSmemLimit);
+  shared_vars[n_shared_vars++] = {off, size, name, line};
+  smem_size = off + size;
+  std::memset(smem_lo + off, 0xFF, size);  // never zero, as on a GPU
+  unpoison((uintptr_t)smem_lo + off, size);
+  return smem_lo + off;
+}
 
 // ---- signals: crashes and time limits become reports -------------------------------------
 namespace {
@@ -611,6 +711,12 @@ void read_request() {
       if (scanf("%ld", &req.timeout_ms) != 1) bad_request(key);
     } else if (k == "result_fd") {
       if (scanf("%d", &req.result_fd) != 1) bad_request(key);
+    } else if (k == "trace") {
+      if (scanf("%d %zu", &req.trace_fd, &req.trace_capacity) != 2) bad_request(key);
+    } else if (k == "trace_block") {
+      unsigned b;
+      if (scanf("%u", &b) != 1) bad_request(key);
+      req.trace_blocks.push_back(b);
     } else if (k == "buffer") {
       int fd;
       size_t n;
@@ -679,8 +785,6 @@ void map_buffers() {
 }
 
 void map_shared_memory() {
-  smem_lo = __start_emu_smem;
-  smem_size = (size_t)(smem_end_guard - __start_emu_smem);
   dyn_lo = __emu_dynamic_smem;
   if (req.dyn_smem > kDynSmemReserve) bad_request("dynamic shared memory larger than 256 KiB");
   size_t usable = (req.dyn_smem + kPage - 1) / kPage * kPage;
@@ -688,7 +792,9 @@ void map_shared_memory() {
     fail("kind=internal;detail=cannot protect dynamic shared memory");
   poison((uintptr_t)dyn_lo, (uintptr_t)dyn_lo + kDynSmemReserve + kPage);
   unpoison((uintptr_t)dyn_lo, req.dyn_smem);
-  poison((uintptr_t)smem_end_guard, (uintptr_t)smem_end_guard + sizeof smem_end_guard);
+  poison((uintptr_t)__emu_static_smem, (uintptr_t)__emu_static_smem + sizeof __emu_static_smem);
+  for (int i = 0; i < n_shared_vars; ++i)  // file-scope __shared__ variables exist already
+    unpoison((uintptr_t)smem_lo + shared_vars[i].offset, shared_vars[i].size);
 }
 
 void allocate_fibers() {
@@ -740,6 +846,7 @@ void run_block(unsigned linear) {
     f.t.warp = u / 32;
     f.state = kRunnable;
     f.line = 0;
+    f.epoch = f.warp_epoch = f.seq = 0;
     // Stack tops staggered by cache lines: equally spaced tops would share L1 sets and evict
     // each other at every switch.
     f.sp = fiber_initial_sp(&f, stacks + (size_t)(i + 1) * (kStackBytes + kPage) - (size_t)(i % 64) * 64);
@@ -766,6 +873,30 @@ void set_time_limit() {
   setitimer(ITIMER_REAL, &t, nullptr);
 }
 
+void map_trace() {
+  size_t bytes = sizeof(TraceHeader) + req.trace_capacity * sizeof(TraceRecord);
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, req.trace_fd, 0);
+  if (p == MAP_FAILED) fail("kind=internal;detail=cannot map the trace file (%s)", strerror(errno));
+  trace_header = (TraceHeader*)p;
+  trace_header->count = 0;
+  trace_header->capacity = req.trace_capacity;
+  trace_records = (TraceRecord*)(trace_header + 1);
+}
+
+// Tracing runs only the chosen blocks, one at a time, in one process.
+void run_traced_blocks() {
+  set_time_limit();
+  unsigned nblocks = req.grid[0] * req.grid[1] * req.grid[2];
+  for (unsigned b : req.trace_blocks) {
+    if (b >= nblocks) bad_request("trace_block beyond the grid");
+    trace_block = b;
+    tracing = true;
+    run_block(b);
+    tracing = false;
+  }
+  fflush(stdout);
+}
+
 void run_blocks(Counter* counter, unsigned nblocks) {
   set_time_limit();
   for (;;) {
@@ -781,8 +912,12 @@ void report_success(const struct timespec& t0) {
   struct timespec t1;
   clock_gettime(CLOCK_MONOTONIC, &t1);
   long long ns = (long long)(t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec);
-  if (__sync_bool_compare_and_swap(&result->claimed, 0, 1))
-    snprintf(result->text, sizeof result->text, "kind=ok;elapsed_ns=%lld", ns);
+  if (__sync_bool_compare_and_swap(&result->claimed, 0, 1)) {
+    size_t used = (size_t)snprintf(result->text, sizeof result->text, "kind=ok;elapsed_ns=%lld;shared=", ns);
+    for (int i = 0; i < n_shared_vars && used < sizeof result->text; ++i)
+      used += (size_t)snprintf(result->text + used, sizeof result->text - used, "%s%s:%zu:%zu:%d", i ? "," : "",
+                               shared_vars[i].name, shared_vars[i].offset, shared_vars[i].size, shared_vars[i].line);
+  }
 }
 
 void describe_entries() {
@@ -795,7 +930,6 @@ void describe_entries() {
              q.type_name);
     }
   }
-  printf("shared_bytes %zu\n", (size_t)(smem_end_guard - __start_emu_smem));
 }
 
 }  // namespace
@@ -830,6 +964,12 @@ int main(int argc, char** argv) {
   if ((unsigned)workers > nblocks) workers = (int)nblocks;
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);
+  if (req.trace_fd >= 0) {
+    map_trace();
+    run_traced_blocks();
+    report_success(t0);
+    return 0;
+  }
   if (workers <= 1) {
     run_blocks(counter, nblocks);
     report_success(t0);
