@@ -1,0 +1,339 @@
+"""The roofline: how fast a kernel could be, given how many FLOPs it does per byte of DRAM traffic.
+
+Two roofs bound every kernel: the FP32 peak (SMs x FP32 lanes per SM x 2 x clock) and DRAM
+bandwidth x arithmetic intensity. They meet at the ridge point, peak / bandwidth FLOP/byte.
+Measured ceilings sit below them: cuBLAS SGEMM at 4096^3 (TF32 off) and a large device-to-device
+copy. A kernel is a point: its arithmetic intensity from helpers.intensity (the block model of
+DRAM traffic, evaluated at the measured M, N, K) and its measured TFLOP/s.
+
+    ceilings, points = reference_roofline("NVIDIA H200")   # no GPU: datasheet + committed results
+    plot_roofline(ceilings, points)
+
+    ceilings = measure_ceilings()                           # on a GPU
+    ceilings, points = measured_roofline()                  # on a GPU: everything measured now
+
+Nothing here invents a number: peaks come from the device's properties (on a GPU) or from the
+datasheet table in helpers.gpu_specs (labelled "datasheet"), and every point and measured
+ceiling comes from a GPU measurement, made now or read from a results/ file that names the GPU
+and the date.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from . import backend, gpu_specs, intensity, stages
+from .device import DeviceInfo
+from .display import RESULTS_DIR, gpu_results
+from .errors import CourseError
+
+DEVICE_PROPERTIES = "device properties"
+CUBLAS_SIZE = 4096
+MIN_COPY_BYTES = 2**30
+ROOFLINE_LEVELS = ("dram", "ideal", "requests")   # intensities measured against DRAM bandwidth
+# points of variants without a colour in helpers.figures.VARIANT_COLORS (the rest of ColorBrewer Dark2)
+EXTRA_COLORS = ("#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d", "#1f78b4")
+
+
+@dataclass(frozen=True)
+class Ceilings:
+    """The roofs of one GPU (TFLOP/s and TB/s), where each came from, and measured ceilings if any."""
+    gpu: str
+    fp32_tflops: float
+    dram_tbs: float
+    source: str                       # "device properties" or "datasheet"
+    detail: str = ""
+    cublas_tflops: float | None = None
+    cublas_source: str | None = None  # GPU, date, size, file
+    copy_tbs: float | None = None
+    copy_source: str | None = None
+
+    @property
+    def ridge_flop_per_byte(self) -> float:
+        return self.fp32_tflops / self.dram_tbs
+
+    def attainable(self, flop_per_byte: float) -> float:
+        """min(peak, bandwidth x intensity), in TFLOP/s."""
+        return min(self.fp32_tflops, self.dram_tbs * flop_per_byte)
+
+    @classmethod
+    def from_device(cls, info: DeviceInfo) -> "Ceilings":
+        """From a GPU's properties: SMs x lanes x 2 x clock, and memory clock x bus width."""
+        if info.fp32_peak_tflops is None or info.memory_bandwidth_tbs is None:
+            raise CourseError(f"{info.name} reports no SM count, clock or memory bus (the {info.backend} backend); "
+                              f"use Ceilings.from_spec(gpu_name) for a GPU's datasheet figures.")
+        return cls(info.name, info.fp32_peak_tflops, info.memory_bandwidth_tbs, DEVICE_PROPERTIES,
+                   f"{info.sm_count} SMs x {info.fp32_lanes_per_sm} FP32 lanes x 2 x {info.clock_ghz:.2f} GHz; "
+                   f"DRAM from memory clock x bus width")
+
+    @classmethod
+    def from_spec(cls, gpu_name: str) -> "Ceilings":
+        s = gpu_specs.spec(gpu_name)
+        return cls(gpu_name, s.fp32_tflops, s.dram_tbs, s.source, s.label())
+
+
+@dataclass(frozen=True)
+class Point:
+    """One measured kernel on the roofline."""
+    label: str
+    intensity_flop_per_byte: float
+    tflops: float
+    source: str                       # where and when it was measured
+    variant: str | None = None
+
+
+# ---- on a GPU ---------------------------------------------------------------------------------
+def _require_gpu(what: str):
+    if backend.name() != "gpu":
+        raise CourseError(f"{what} measures on a GPU; this session runs the CPU emulator, whose speed says "
+                          f"nothing about a GPU. Use reference_roofline(gpu_name) for datasheet roofs and the "
+                          f"GPU measurements committed in results/.")
+
+
+def measure_ceilings(size: int = CUBLAS_SIZE, copy_bytes: int = MIN_COPY_BYTES, n_warmup: int = 5,
+                     n_repeat: int = 30, save_to: str | Path | None = None) -> Ceilings:
+    """On a GPU: the roofs from the device's properties, plus two measured ceilings, both timed
+    with cupyx.profiler.benchmark (median): cuBLAS SGEMM (cupy.matmul, TF32 off) at size^3, and a
+    device-to-device copy of `copy_bytes` (at least 1 GiB, far beyond L2) counting the bytes read
+    and written. `save_to` writes them as a results file with provenance."""
+    _require_gpu("measure_ceilings")
+    if copy_bytes < MIN_COPY_BYTES:
+        raise ValueError(f"copy_bytes must be at least {MIN_COPY_BYTES} (1 GiB): a smaller copy can run from L2.")
+    import cupy as cp
+    from . import bench
+    info = backend.current().device_info()
+    cublas = bench.time_cublas(size, size, size, n_warmup, n_repeat)   # refuses CUPY_TF32
+    src = cp.ones(copy_bytes, dtype=cp.uint8)
+    dst = cp.empty_like(src)
+    copy = bench.time_call(lambda: dst.data.copy_from_device_async(src.data, copy_bytes), n_warmup, n_repeat)
+    del src, dst
+    prov = bench.provenance(f"helpers.roofline.measure_ceilings(size={size}, copy_bytes={copy_bytes}, "
+                            f"n_warmup={n_warmup}, n_repeat={n_repeat})")
+    when = f"measured on {info.name}, {prov['date'][:10]}"
+    cublas_tflops = cublas.tflops(size, size, size)
+    copy_tbs = 2 * copy_bytes / (copy.median_ms * 1e-3) / 1e12
+    result = replace(Ceilings.from_device(info),
+                     cublas_tflops=cublas_tflops, cublas_source=f"cuBLAS SGEMM {size}x{size}x{size}, TF32 off, {when}",
+                     copy_tbs=copy_tbs, copy_source=f"{copy_bytes / 2**30:g} GiB device copy (read + write), {when}")
+    if save_to is not None:
+        cublas_row = {"variant": "cublas_sgemm", "config": "cupy.matmul, TF32 off", "M": size, "N": size, "K": size,
+                      "median_ms": cublas.median_ms, "q1_ms": cublas.q1_ms, "q3_ms": cublas.q3_ms,
+                      "repeats": cublas.repeats, "tflops": cublas_tflops, "pct_cublas": 100.0}
+        data = {"provenance": prov, "rows": [cublas_row],
+                "ceilings": {"fp32_peak_tflops": result.fp32_tflops, "dram_tbs": result.dram_tbs,
+                             "peak_source": f"{DEVICE_PROPERTIES}: {result.detail}",
+                             "cublas_tflops": cublas_tflops, "cublas_size": size,
+                             "copy_tbs": copy_tbs, "copy_bytes": copy_bytes, "copy_median_ms": copy.median_ms,
+                             "copy_q1_ms": copy.q1_ms, "copy_q3_ms": copy.q3_ms, "copy_repeats": copy.repeats}}
+        Path(save_to).write_text(json.dumps(data, indent=1) + "\n")
+    return result
+
+
+def measured_roofline(variants=None, size: int = CUBLAS_SIZE, level: str = "dram", n_repeat: int = 20,
+                      ceilings: Ceilings | None = None) -> tuple[Ceilings, list[Point]]:
+    """On a GPU: measured ceilings and every variant (default configuration) timed at size^3 now."""
+    _require_gpu("measured_roofline")
+    from . import bench
+    ceilings = ceilings or measure_ceilings(size)
+    rows = bench.ladder(size, tuple(variants or stages.variants()), n_repeat=n_repeat)
+    date = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d")
+    source = f"{size}x{size}x{size}, measured on {ceilings.gpu}, {date}"
+    return ceilings, points_from_rows([r for r in rows if r["variant"] != "cublas_sgemm"], source, level)
+
+
+# ---- from rows and committed results ------------------------------------------------------------
+def _check_level(level: str) -> None:
+    if level not in ROOFLINE_LEVELS:
+        raise ValueError(f"the roofline's slope is DRAM bandwidth, so its intensity is FLOPs per DRAM byte: "
+                         f"level must be one of {', '.join(ROOFLINE_LEVELS)}, not {level!r}.")
+
+
+def config_from_row(variant: stages.Variant, row: dict):
+    """The configuration a results row was measured with: its 'config' label ('block_x=32, block_y=32'),
+    or the default when the row has none (helpers.display.measure times the default). None when the
+    label does not describe a configuration of this variant."""
+    label = row.get("config")
+    if not label:
+        return variant.default
+    try:
+        fields = dict(part.split("=", 1) for part in re.split(r",\s*", label.strip()))
+        return variant.config(**{k.strip(): int(v) for k, v in fields.items()})
+    except (ValueError, TypeError):
+        return None
+
+
+def points_from_rows(rows, source: str, level: str = "dram", label_shape: bool = False) -> list[Point]:
+    """Timing rows (dicts with variant, M, N, K, tflops, optional config) of registered variants as
+    points: intensity from the variant's model at the row's shape and configuration."""
+    _check_level(level)
+    points = []
+    for r in rows:
+        v = stages.variant(r["variant"])
+        config = config_from_row(v, r)
+        if config is None:
+            continue
+        x = intensity.intensity(v, int(r["M"]), int(r["N"]), int(r["K"]), config).level(level)
+        label = v.name + (f" {r['M']}x{r['N']}x{r['K']}" if label_shape else "")
+        points.append(Point(label, x, float(r["tflops"]), source, v.name))
+    return points
+
+
+def _same_gpu(a: str | None, b: str | None) -> bool:
+    if not a or not b:
+        return False
+    sa, sb = gpu_specs.lookup(a), gpu_specs.lookup(b)
+    return (sa is not None and sa is sb) or gpu_specs.normalise(a) == gpu_specs.normalise(b)
+
+
+def _registered_results(gpu_name: str, directory) -> list[tuple[dict, dict, str, str]]:
+    """(row, provenance, label, file) for every committed row of a registered variant or cuBLAS measured on
+    this GPU, read through helpers.display.gpu_results."""
+    out, seen = [], set()
+    for s in stages.STAGES:
+        if not s.variants:
+            continue
+        for rs in gpu_results(s.id, directory).sets:
+            if not _same_gpu(rs.provenance.get("gpu"), gpu_name):
+                continue
+            for r in rs.rows:
+                key = (rs.file, r["variant"], r["M"], r["N"], r["K"])
+                if key not in seen:
+                    seen.add(key)
+                    out.append((r, rs.provenance, rs.label, rs.file))
+    return out
+
+
+def _ceiling_files(gpu_name: str, directory) -> list[tuple[dict, dict, str]]:
+    """(ceilings, provenance, file) from results files written by measure_ceilings(save_to=...)."""
+    out = []
+    directory = Path(directory)
+    for path in sorted(directory.glob("*.json")) if directory.is_dir() else []:
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        prov = data.get("provenance") if isinstance(data, dict) else None
+        if isinstance(prov, dict) and isinstance(data.get("ceilings"), dict) and _same_gpu(prov.get("gpu"), gpu_name):
+            out.append((data["ceilings"], prov, path.name))
+    return out
+
+
+def _when(prov: dict) -> str:
+    return f"measured on {prov.get('gpu')}, {str(prov.get('date') or 'an unrecorded date')[:10]}"
+
+
+def reference_roofline(gpu_name: str = "NVIDIA H200", level: str = "dram", all_shapes: bool = False,
+                       directory: Path | str = RESULTS_DIR) -> tuple[Ceilings, list[Point]]:
+    """No GPU needed: roofs from the datasheet table, measured ceilings and points only from committed
+    results files of this GPU. Per variant, the largest measured shape (all shapes with all_shapes=True);
+    of repeated measurements, the most recent. cuBLAS: the most recent at 4096^3 (else the largest)."""
+    _check_level(level)
+    ceilings = Ceilings.from_spec(gpu_name)
+    names = {v.name for v in stages.variants()}
+    found = _registered_results(gpu_name, directory)
+
+    latest: dict[tuple, tuple] = {}
+    for r, prov, label, _ in found:
+        if r["variant"] not in names:
+            continue
+        key = (r["variant"], r["M"], r["N"], r["K"])
+        if key not in latest or str(prov.get("date") or "") > str(latest[key][1].get("date") or ""):
+            latest[key] = (r, prov, label)
+    if not all_shapes:
+        largest: dict[str, tuple] = {}
+        for (v, M, N, K), item in latest.items():
+            if v not in largest or M * N * K > largest[v][0]:
+                largest[v] = (M * N * K, item)
+        chosen = [item for _, item in largest.values()]
+    else:
+        chosen = list(latest.values())
+    points = []
+    for r, prov, label in sorted(chosen, key=lambda i: (i[0]["variant"], i[0]["M"] * i[0]["N"] * i[0]["K"])):
+        points += points_from_rows([r], f"{r['M']}x{r['N']}x{r['K']}, {label}", level, label_shape=all_shapes)
+
+    # measured ceilings: cuBLAS from any results file of this GPU, the copy from ceilings files
+    cublas = [(r["M"] == r["N"] == r["K"] == CUBLAS_SIZE, r["M"] * r["N"] * r["K"], str(prov.get("date") or ""),
+               float(r["tflops"]), f"cuBLAS SGEMM {r['M']}x{r['N']}x{r['K']}, TF32 off, {_when(prov)} (`{file}`)")
+              for r, prov, _, file in found if r["variant"] == "cublas_sgemm"]
+    cublas += [(c.get("cublas_size") == CUBLAS_SIZE, (c.get("cublas_size") or 0) ** 3, str(prov.get("date") or ""),
+                float(c["cublas_tflops"]), f"cuBLAS SGEMM {c.get('cublas_size')}x{c.get('cublas_size')}x{c.get('cublas_size')}, TF32 off, {_when(prov)} (`results/{f}`)")
+               for c, prov, f in _ceiling_files(gpu_name, directory) if c.get("cublas_tflops")]
+    if cublas:
+        best = max(cublas, key=lambda c: c[:3])
+        ceilings = replace(ceilings, cublas_tflops=best[3], cublas_source=best[4])
+    copies = [(str(prov.get("date") or ""), float(c["copy_tbs"]),
+               f"{c.get('copy_bytes', 0) / 2**30:g} GiB device copy (read + write), {_when(prov)} (`results/{f}`)")
+              for c, prov, f in _ceiling_files(gpu_name, directory) if c.get("copy_tbs")]
+    if copies:
+        best = max(copies)
+        ceilings = replace(ceilings, copy_tbs=best[1], copy_source=best[2])
+    return ceilings, points
+
+
+def roofline(gpu_name: str = "NVIDIA H200", level: str = "dram"):
+    """The figure for this session: measured now on a GPU, else the reference for `gpu_name`."""
+    if backend.name() == "gpu":
+        return plot_roofline(*measured_roofline(level=level))
+    return plot_roofline(*reference_roofline(gpu_name, level))
+
+
+# ---- the figure -------------------------------------------------------------------------------------
+def plot_roofline(ceilings: Ceilings, points=(), ax=None, title: str | None = None, labels: bool = True):
+    """Log-log roofline: the FP32 and DRAM roofs, the ridge point, measured ceilings dashed, and the
+    points, each labelled beside it (labels=False: one legend entry per variant instead, for many
+    points). Draws only what it is given; the sources go in a note under the axes. Returns the figure."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+    from .figures import VARIANT_COLORS
+    points = list(points)
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(8, 5))
+    else:
+        fig = ax.figure
+    peak, bw, ridge = ceilings.fp32_tflops, ceilings.dram_tbs, ceilings.ridge_flop_per_byte
+    xs = [p.intensity_flop_per_byte for p in points] + [ridge]
+    lo, hi = min(min(xs) / 4, 0.1), max(max(xs) * 4, ridge * 8)
+    ys = [p.tflops for p in points] + [bw * lo]
+    y_lo = min(ys) / 3
+    x = np.geomspace(lo, hi, 400)
+    ax.plot(x, np.minimum(peak, bw * x), color="black", linewidth=2,
+            label=f"roofs ({ceilings.source}): {peak:.1f} TFLOP/s FP32, {bw:.2f} TB/s DRAM")
+    ax.plot([ridge, ridge], [y_lo, peak], color="black", linestyle=":", linewidth=1)
+    ax.plot([ridge], [peak], marker="o", color="black")
+    ax.annotate(f"ridge point {ridge:.1f} FLOP/B", xy=(ridge, peak), xytext=(4, 8), textcoords="offset points",
+                ha="left", va="bottom", fontsize=8.5)
+    notes = [f"Roofs: {ceilings.detail or ceilings.source}"]
+    if ceilings.cublas_tflops:
+        ax.plot(x, np.full_like(x, ceilings.cublas_tflops), color="#444444", linestyle="--", linewidth=1.2,
+                label=f"cuBLAS FP32, measured: {ceilings.cublas_tflops:.1f} TFLOP/s")
+        notes.append(f"cuBLAS: {ceilings.cublas_source}")
+    if ceilings.copy_tbs:
+        ax.plot(x, np.minimum(peak, ceilings.copy_tbs * x), color="#3182bd", linestyle="--", linewidth=1.2,
+                label=f"device copy, measured: {ceilings.copy_tbs:.2f} TB/s")
+        notes.append(f"Copy: {ceilings.copy_source}")
+    colors: dict[str, str] = {}
+    for i, p in enumerate(points):
+        key = p.variant or p.label
+        legend = None if labels or key in colors else key
+        color = colors.setdefault(key, VARIANT_COLORS.get(key, EXTRA_COLORS[len(colors) % len(EXTRA_COLORS)]))
+        ax.plot([p.intensity_flop_per_byte], [p.tflops], marker="o", markersize=7, linestyle="none", color=color,
+                label=legend)
+        if labels:
+            ax.annotate(f"{p.label}\n{p.tflops:.2f} TFLOP/s", xy=(p.intensity_flop_per_byte, p.tflops),
+                        xytext=(7, 4 - 14 * (i % 2)), textcoords="offset points", fontsize=8.5, color=color)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_ylim(y_lo, peak * 2.5)
+    ax.set_xlim(lo, hi)
+    ax.set_xlabel("arithmetic intensity (FLOP per byte of DRAM traffic, from helpers.intensity)")
+    ax.set_ylabel("TFLOP/s")
+    ax.grid(True, which="both", alpha=0.25)
+    ax.legend(loc="upper left", fontsize=8)   # above the DRAM roof, where no kernel can be
+    ax.set_title(title if title is not None else f"Roofline of {ceilings.gpu}")
+    notes += [f"Point: {s}" for s in sorted({p.source for p in points})]
+    ax.annotate("\n".join(notes), xy=(0, -0.13), xycoords="axes fraction", va="top", fontsize=7.5, color="#555555")
+    return fig

@@ -1,0 +1,32 @@
+"""The emulator's memory figures against Nsight Compute's counters on a real GPU.
+
+results/ncu_*/ holds what `tools/ncu_run.sh` measured on a GPU (ncu.csv, the SASS, provenance).
+Here, on any machine, the emulator traces the same launches again, and every metric must match
+the hardware within 5 %, except where the GPU compiler merged scalar shared-memory accesses into
+wide instructions (LDS.64/128 in the SASS), which lowers the hardware's request count.
+"""
+
+from pathlib import Path
+
+import pytest
+
+from helpers import ncu
+
+RUNS = sorted((Path(__file__).resolve().parent.parent / "results").glob("ncu_*/ncu.csv"))
+
+
+@pytest.mark.parametrize("csv_path", RUNS, ids=lambda p: p.parent.name)
+def test_emulator_matches_nsight_compute(csv_path, cpu_backend):
+    result = ncu.compare(csv_path.read_text(), (csv_path.parent / "sass.txt").read_text())
+    bad = [r for r in result["rows"] if r["verdict"] == "MISMATCH"]
+    assert not bad, "\n".join(f"{r['case']}: {r['metric']} GPU {r['gpu']} vs emulator {r['emulator']}" for r in bad)
+    merged = [r for r in result["rows"] if r["verdict"] != "match"]
+    for r in merged:  # a merge can only lower the instruction count the hardware sees
+        assert r["metric"].startswith("shared") and r["gpu"] < r["emulator"], r
+        assert result["wide_shared_instructions"][r["case"]], r
+    global_rows = [r for r in result["rows"] if r["metric"].startswith("global")]
+    assert global_rows and all(r["verdict"] == "match" for r in global_rows)
+
+
+def test_there_is_a_committed_nsight_compute_run():
+    assert RUNS, "no results/ncu_*/ncu.csv: run tools/ncu_run.sh on a GPU and commit its folder"
