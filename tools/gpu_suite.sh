@@ -17,3 +17,5 @@ echo "command: python3 -m pytest -rs $*" > "$out/pytest.txt"
 python3 -m pytest -rs "$@" 2>&1 | tee -a "$out/pytest.txt" | tail -40
 echo "command: python3 -m helpers ladder --size 4096 --json ladder.json" > "$out/ladder.txt"
 python3 -m helpers ladder --size 4096 --json "$out/ladder.json" 2>&1 | tee -a "$out/ladder.txt"
+echo "measured ceilings (cuBLAS FP32 at 4096^3, a 1 GiB device copy):"
+python3 -c "import sys; from helpers import roofline; print(roofline.measure_ceilings(save_to=sys.argv[1]))" "$out/ceilings.json" 2>&1 | tail -3
