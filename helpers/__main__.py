@@ -4,6 +4,9 @@
     python -m helpers ladder [--size N]        every registered kernel: verified, and on a GPU timed
     python -m helpers check FILE.cu --kernel NAME --grid X,Y --block X,Y --mnk M,N,K
                                                run any kernel of the course signature once and verify it
+    python -m helpers trace FILE.cu --kernel NAME --grid X,Y --block X,Y --mnk M,N,K [--racecheck]
+                                               its memory traffic per source line: bank conflicts,
+                                               sectors (and races), traced on the CPU emulator
 Add --backend cpu|gpu to any of them to choose the backend.
 """
 
@@ -95,6 +98,116 @@ def cmd_check(args) -> int:
     return 0 if result.ok else EXIT_WRONG
 
 
+def _block_list(text: str) -> tuple[int, ...]:
+    try:
+        values = tuple(sorted({int(x) for x in text.split(",")}))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--blocks takes block indices separated by commas, got {text!r}")
+    if any(v < 0 for v in values):
+        raise argparse.ArgumentTypeError(f"--blocks takes block indices from 0 up, got {text!r}")
+    return values
+
+
+def _code(text: str, width: int = 72) -> str:
+    """A source line without its trailing comment, cut to `width` characters."""
+    code = text.split("//", 1)[0].strip() or text.strip()
+    return code if len(code) <= width else code[:width - 3] + "..."
+
+
+def _cell(value, fmt: str = "{:.0f}") -> str:
+    return "-" if value is None or (isinstance(value, float) and np.isnan(value)) else fmt.format(value)
+
+
+def trace_table(t) -> str:
+    """The per-line table of a trace: one row per source line and kind of access."""
+    from .memory import per_line
+    df = per_line(t)
+    if df.empty:
+        return "No shared or global memory accesses in the traced blocks."
+    header = ["line", "access", "requests", "sectors/req", "ideal", "ways", "wavefronts", "wf/req", "ideal",
+              "vs ideal", "source"]
+    rows, previous = [], None
+    for r in df.to_dict("records"):
+        n = r["requests"]
+        access = f"{r['space']} {r['op']} {r['array']}" + (f" ({r['bytes per lane']} B)" if r["bytes per lane"] != 4 else "")
+        if r["space"] == "global":
+            got, ideal = r["sectors"] / n, r["ideal sectors"] / n
+            cells = [_cell(got, "{:.1f}"), _cell(ideal, "{:.1f}"), "-", "-", "-", "-"]
+        else:
+            got, ideal = r["wavefronts"] / n, r["ideal wavefronts"] / n
+            cells = ["-", "-", _cell(r["max ways"]), _cell(r["wavefronts"]), _cell(got, "{:.1f}"), _cell(ideal, "{:.1f}")]
+        ratio = f"{got / ideal:.1f}x" if ideal else "-"
+        first = r["line"] != previous
+        rows.append([str(r["line"]) if first else "", access, str(n), *cells, ratio,
+                     _code(t.line_text(int(r["line"]))) if first else ""])
+        previous = r["line"]
+    widths = [max(len(x) for x in col) for col in zip(header, *rows)]
+    left = {1, 10}  # access and source read left-aligned
+    def fmt(cells):
+        return "  ".join(c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+    return "\n".join([fmt(header)] + [fmt(row) for row in rows])
+
+
+TRACE_LEGEND = """\
+requests: warp-wide memory instructions (the lanes of one warp executing one access).
+Global: sectors/req = 32-byte sectors each request touches; ideal = the fewest its bytes fit in.
+Shared: ways = the worst bank conflict (1: none); wavefronts = passes through the 32 banks, in all
+and per request; ideal = 1 for 4-byte, 2 for 8-byte and 4 for 16-byte accesses.
+vs ideal: the cost per request over the ideal (1.0x: as good as the access width allows)."""
+
+
+def cmd_trace(args) -> int:
+    from . import memory, trace, verify
+    from .gemm import launch_args
+    from .kernels import _dims
+    M, N, K = args.mnk
+    name = args.kernel + (f"<{args.template}>" if args.template else "")
+    grid, block = _dims(args.grid, "grid"), _dims(args.block, "block")
+    nblocks = grid[0] * grid[1] * grid[2]
+    if args.blocks and args.blocks[-1] >= nblocks:
+        print(f"error: --blocks: block {args.blocks[-1]} is outside the grid {grid}, whose {nblocks} blocks "
+              f"are numbered 0 to {nblocks - 1} (x fastest, then y, then z).", file=sys.stderr)
+        return EXIT_USAGE
+    s = verify.Shape("trace", M, N, K, alpha=args.alpha, beta=args.beta)
+    A, B, C = verify.random_operands(s, np.random.default_rng())
+    t = trace.capture(args.file, name, grid, block, launch_args(M, N, K, s.alpha, A, B, s.beta, C),
+                      args.blocks, args.shared_mem)
+    shown = lambda dims: "(" + ",".join(map(str, dims)) + ")"
+    print(f"{name} from {t.source.display_path}, grid {shown(grid)}, block {shown(block)}, M,N,K = {M},{N},{K}:")
+    print(f"traced block{'s' if len(t.blocks) > 1 else ''} {', '.join(map(str, t.blocks))} of {nblocks} on the CPU "
+          f"emulator ({t.records.size} accesses; the addresses are the kernel's own, as on a GPU).")
+    if t.dropped:
+        print(f"warning: the trace kept {t.records.size} accesses and dropped {t.dropped}: the counts below are "
+              f"incomplete. Trace a smaller problem (--mnk) or fewer blocks (--blocks).")
+    print()
+    print(trace_table(t))
+    print()
+    print(TRACE_LEGEND)
+    if not args.racecheck:
+        return 0
+    races, unwritten = memory.races(t), memory.unwritten_reads(t)
+    print()
+    print("Racecheck of the traced blocks (shared memory):")
+    for r in races:
+        print(f"  race: {r}")
+        for line in sorted({r.first[1], r.second[1]}):
+            print(f"    {line:>4} | {t.line_text(line)}")
+    by_line: dict[int, list] = {}
+    for u in unwritten:
+        by_line.setdefault(u.line, []).append(u)
+    for line, found in sorted(by_line.items()):
+        u, more = found[0], len(found) - 1
+        print(f"  unwritten read: block {u.block}: thread {u.thread} loads {u.array} (shared word {u.word}) at "
+              f"line {line} before any thread of the block wrote it"
+              + (f" (and {more} more word{'s' if more > 1 else ''} there)" if more else ""))
+        print(f"    {line:>4} | {t.line_text(line)}")
+    if not races and not unwritten:
+        print("  no races and no reads of unwritten shared memory.")
+        return 0
+    print(f"{len(races)} race(s) and {len(by_line)} line(s) reading unwritten shared memory.")
+    return EXIT_WRONG
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m helpers", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -106,16 +219,24 @@ def parser() -> argparse.ArgumentParser:
     lad.add_argument("--size", type=int, default=4096, help="M = N = K for the timings (default 4096)")
     lad.add_argument("--repeat", type=int, default=50, help="timed launches per kernel (default 50)")
     lad.add_argument("--json", help="also write the table, with provenance, to this file")
-    chk = sub.add_parser("check", parents=[common], help="run one kernel of the course signature and verify it")
-    chk.add_argument("file", help="the .cu file")
-    chk.add_argument("--kernel", required=True, help="the __global__ function's name")
-    chk.add_argument("--template", help="template arguments, e.g. 128,128,8 for NAME<128,128,8>")
-    chk.add_argument("--grid", required=True, type=lambda t: _ints(t, "--grid", (1, 2, 3)))
-    chk.add_argument("--block", required=True, type=lambda t: _ints(t, "--block", (1, 2, 3)))
-    chk.add_argument("--mnk", required=True, type=lambda t: _ints(t, "--mnk", (3,)))
-    chk.add_argument("--shared-mem", type=int, default=0, help="dynamic shared memory in bytes")
-    chk.add_argument("--alpha", type=float, default=1.25)
-    chk.add_argument("--beta", type=float, default=-0.75)
+    launch = argparse.ArgumentParser(add_help=False)  # one kernel of the course signature, once
+    launch.add_argument("file", help="the .cu file")
+    launch.add_argument("--kernel", required=True, help="the __global__ function's name")
+    launch.add_argument("--template", help="template arguments, e.g. 128,128,8 for NAME<128,128,8>")
+    launch.add_argument("--grid", required=True, type=lambda t: _ints(t, "--grid", (1, 2, 3)))
+    launch.add_argument("--block", required=True, type=lambda t: _ints(t, "--block", (1, 2, 3)))
+    launch.add_argument("--mnk", required=True, type=lambda t: _ints(t, "--mnk", (3,)))
+    launch.add_argument("--shared-mem", type=int, default=0, help="dynamic shared memory in bytes")
+    launch.add_argument("--alpha", type=float, default=1.25)
+    launch.add_argument("--beta", type=float, default=-0.75)
+    sub.add_parser("check", parents=[common, launch], help="run one kernel of the course signature and verify it")
+    trc = sub.add_parser("trace", parents=[common, launch],
+                         help="memory traffic per source line (bank conflicts, sectors), from the CPU emulator")
+    trc.add_argument("--blocks", type=_block_list,
+                     help="linear indices of the blocks to trace, e.g. 0,5 (default: first, middle and last)")
+    trc.add_argument("--racecheck", action="store_true",
+                     help="also look for shared-memory races and reads of unwritten shared memory "
+                          "(exit status 1 when any is found)")
     return p
 
 
@@ -124,7 +245,7 @@ def main(argv=None) -> int:
     try:
         if args.backend:
             backend.use(args.backend)
-        return {"info": cmd_info, "ladder": cmd_ladder, "check": cmd_check}[args.command](args)
+        return {"info": cmd_info, "ladder": cmd_ladder, "check": cmd_check, "trace": cmd_trace}[args.command](args)
     except (KernelCompileError, FileNotFoundError) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE

@@ -149,8 +149,9 @@ def per_line(trace: Trace) -> pd.DataFrame:
         return pd.DataFrame()
     df = pd.DataFrame(rows)
     agg = {"lanes": "mean"}
-    for col, how in (("sectors", "sum"), ("ideal sectors", "sum"), ("wavefronts", "sum"),
-                     ("ideal wavefronts", "sum"), ("max ways", "max")):
+    total = lambda s: s.sum(min_count=1)  # NaN, not 0, where the column does not apply (the other space)
+    for col, how in (("sectors", total), ("ideal sectors", total), ("wavefronts", total),
+                     ("ideal wavefronts", total), ("max ways", "max")):
         if col in df:
             agg[col] = how
     out = df.groupby(["line", "space", "op", "array", "bytes per lane"], dropna=False).agg(agg)

@@ -167,10 +167,12 @@ _SHARED_PARTS = re.compile(
     r"\s*(?P<dims>(?:\[[^\]]*\]\s*)*)$", re.S)
 
 
-def _rewrite_shared(source: KernelSource, text: str) -> str:
+def _rewrite_shared(source: KernelSource, text: str, static_reference: bool = False) -> str:
     """Each `__shared__ T name[dims];` becomes a reference to the block's storage in the
     runtime's shared arena (GCC would put a static of a template kernel outside any section the
-    runtime can find). Line breaks are kept, so line numbers do not move."""
+    runtime can find). Line breaks are kept, so line numbers do not move. For traces the
+    reference is static: the sanitizer checks an access through a local reference only once
+    per basic block, so `s[t] += x` would be traced as a load alone."""
     code = strip_comments(text)
     pieces, last = [], 0
     for i, m in enumerate(_SHARED_DECL.finditer(code)):
@@ -185,7 +187,8 @@ def _rewrite_shared(source: KernelSource, text: str) -> str:
         name, align = parts.group("name"), parts.group("align") or 0
         alias = f"__emu_shared_t{i}"
         pieces += [text[last:m.start()],
-                   f"using {alias} = {parts.group('type')}{parts.group('dims')}; auto& {name} = "
+                   f"using {alias} = {parts.group('type')}{parts.group('dims')}; "
+                   f"{'static ' if static_reference else ''}auto& {name} = "
                    f"__emu_shared_var<{alias}, {i}, {align}>(\"{name}\", {line});" + "\n" * m.group(0).count("\n")]
         last = m.end()
     rewritten = "".join(pieces) + text[last:]
@@ -198,7 +201,8 @@ def _rewrite_shared(source: KernelSource, text: str) -> str:
 
 
 def _translation_unit(source: KernelSource, name_expressions: tuple[str, ...], checks: str) -> str:
-    body = _rewrite_shared(source, _EXTERN_SHARED.sub("__emu_extern_shared__", source.text))
+    body = _rewrite_shared(source, _EXTERN_SHARED.sub("__emu_extern_shared__", source.text),
+                           static_reference=checks == "trace")
     if find_compiler().family == "gcc":  # GCC spells nvcc's `#pragma unroll` differently
         body = _PRAGMA_UNROLL.sub(lambda m: f"{m.group(1)}#pragma GCC unroll {m.group(2) or 64}", body)
     entries = []
