@@ -8,7 +8,7 @@ merged several scalar accesses of the source into one wide instruction (LDS.64/L
 SASS), request counts differ by design; the comparison says so and points at the SASS.
 
     on a GPU:  tools/ncu_run.sh OUT        (ncu CSV and the SASS of every kernel)
-    anywhere:  python -m helpers.ncu compare OUT/ncu.csv OUT/sass.txt > results/ncu_<gpu>.json
+    anywhere:  python -m helpers.ncu compare OUT > OUT/comparison.json
 """
 
 from __future__ import annotations
@@ -117,12 +117,22 @@ def wide_shared_loads(sass: str, kernel: str) -> list[str]:
     return out
 
 
-def compare(ncu_csv: str, sass: str, tolerance: float = 0.05) -> dict:
+def profiled_cases(log: str) -> list[Case]:
+    """The cases of a run, in launch order, from the `launched ...` lines of its ncu.log."""
+    by_label = {c.label: c for c in cases()}
+    labels = [line.split("launched ", 1)[1].strip() for line in log.splitlines() if line.startswith("launched ")]
+    missing = [label for label in labels if label not in by_label]
+    if missing:
+        raise ValueError(f"the run profiled configurations no longer registered: {missing}")
+    return [by_label[label] for label in labels]
+
+
+def compare(ncu_csv: str, sass: str, log: str, tolerance: float = 0.05) -> dict:
     """Side by side, per case and metric, with a verdict."""
     launches = read_ncu_csv(ncu_csv)
-    all_cases = cases()
+    all_cases = profiled_cases(log)
     if len(launches) != len(all_cases):
-        raise ValueError(f"ncu profiled {len(launches)} launches, expected {len(all_cases)}")
+        raise ValueError(f"ncu profiled {len(launches)} launches, the log names {len(all_cases)}")
     rows = []
     for case, gpu in zip(all_cases, launches):
         emu = emulator_counts(case)
@@ -134,7 +144,7 @@ def compare(ncu_csv: str, sass: str, tolerance: float = 0.05) -> dict:
                                              label.startswith("shared") else "MISMATCH")
             rows.append({"case": case.label, "kernel": gpu["kernel"], "metric": label, "gpu": g, "emulator": e,
                          "verdict": verdict})
-    return {"size": SIZE, "rows": rows, "wide_shared_instructions": {
+    return {"size": SIZE, "cases": [c.label for c in all_cases], "rows": rows, "wide_shared_instructions": {
         c.label: wide_shared_loads(sass, g["kernel"]) for c, g in zip(all_cases, launches)}}
 
 
@@ -167,11 +177,11 @@ def main(argv: list[str]) -> int:
     if argv[:1] == ["sass"]:
         print(disassemble())
         return 0
-    if argv[:1] == ["compare"] and len(argv) >= 3:
-        with open(argv[1]) as f, open(argv[2]) as g:
-            result = compare(f.read(), g.read())
-        if len(argv) > 3:
-            result["provenance"] = json.loads(open(argv[3]).read())
+    if argv[:1] == ["compare"] and len(argv) == 2:
+        folder = argv[1]
+        with open(f"{folder}/ncu.csv") as f, open(f"{folder}/sass.txt") as g, open(f"{folder}/ncu.log") as h:
+            result = compare(f.read(), g.read(), h.read())
+        result["provenance"] = json.loads(open(f"{folder}/provenance.json").read())
         json.dump(result, sys.stdout, indent=1)
         print()
         return 0

@@ -17,7 +17,8 @@ RUNS = sorted((Path(__file__).resolve().parent.parent / "results").glob("ncu_*/n
 
 @pytest.mark.parametrize("csv_path", RUNS, ids=lambda p: p.parent.name)
 def test_emulator_matches_nsight_compute(csv_path, cpu_backend):
-    result = ncu.compare(csv_path.read_text(), (csv_path.parent / "sass.txt").read_text())
+    folder = csv_path.parent
+    result = ncu.compare(csv_path.read_text(), (folder / "sass.txt").read_text(), (folder / "ncu.log").read_text())
     bad = [r for r in result["rows"] if r["verdict"] == "MISMATCH"]
     assert not bad, "\n".join(f"{r['case']}: {r['metric']} GPU {r['gpu']} vs emulator {r['emulator']}" for r in bad)
     merged = [r for r in result["rows"] if r["verdict"] != "match"]
@@ -28,5 +29,8 @@ def test_emulator_matches_nsight_compute(csv_path, cpu_backend):
     assert global_rows and all(r["verdict"] == "match" for r in global_rows)
 
 
-def test_there_is_a_committed_nsight_compute_run():
+def test_every_registered_kernel_configuration_was_profiled():
     assert RUNS, "no results/ncu_*/ncu.csv: run tools/ncu_run.sh on a GPU and commit its folder"
+    profiled = {c.label for run in RUNS for c in ncu.profiled_cases((run.parent / "ncu.log").read_text())}
+    missing = [c.label for c in ncu.cases() if c.label not in profiled]
+    assert not missing, f"not yet profiled with Nsight Compute (run tools/ncu_run.sh on a GPU): {missing}"
