@@ -238,3 +238,50 @@ def gpu_results(stage_id: str, directory: Path | str = RESULTS_DIR) -> GpuResult
         cublas = [r for r in rows if r["variant"].startswith("cublas") and (r["M"], r["N"], r["K"]) in sizes]
         result.sets.append(ResultSet(_rel(path), data["provenance"], cublas + mine))
     return result
+
+
+# ---- intensity and the roofline ------------------------------------------------------------------
+REFERENCE_GPU = "NVIDIA H200"   # whose datasheet roofs and committed results the CPU emulator shows
+
+
+def intensity_table(cases, size: int = 4096) -> str:
+    """Plain text: FLOPs per byte of each (variant name, configuration) at size^3, from the
+    models of helpers.intensity: per byte the threads request from global memory, per byte of
+    DRAM traffic (the block model), per byte loaded from shared memory. The same on every backend."""
+    from . import intensity
+    head = (f"M = N = K = {size}: FLOP per byte, from the models in helpers/intensity.py\n"
+            f"{'kernel (configuration)':<44} {'global requests':>15} {'DRAM (block model)':>18} {'shared loads':>12}")
+    rows = [head]
+    for name, config in cases:
+        v = stages.variant(name)
+        i = intensity.intensity(v, size, size, size, config or v.default)
+        smem = "-" if i.smem is None else f"{i.smem:.3g}"
+        rows.append(f"{name + ' (' + (config or v.default).label() + ')':<44} {i.requests:>15.3g} {i.dram:>18.3g} "
+                    f"{smem:>12}")
+    return "\n".join(rows)
+
+
+def roofline_view(variant_names, model_cases=(), gpu_name: str = REFERENCE_GPU):
+    """The roofline with the stage's kernels as points: measured now on a GPU, otherwise the
+    datasheet roofs of `gpu_name` and the measurements committed in results/ for it (none are
+    made up). Each (variant name, configuration) of `model_cases` adds a dotted vertical line at
+    its modelled DRAM intensity (at 4096^3), where its point would sit. Returns the figure."""
+    from . import intensity, roofline
+    names = set(variant_names)
+    if backend.name() == "gpu":
+        ceilings, points = roofline.measured_roofline([stages.variant(n) for n in variant_names])
+    else:
+        ceilings, points = roofline.reference_roofline(gpu_name)
+    points = [p for p in points if p.variant in names]
+    xs = sorted(p.intensity_flop_per_byte for p in points)
+    crowded = any(b < a * 1.2 for a, b in zip(xs, xs[1:]))   # points on one vertical: a legend, not labels
+    fig = roofline.plot_roofline(ceilings, points, labels=not crowded)
+    ax = fig.axes[0]
+    for name, config in model_cases:
+        v = stages.variant(name)
+        x = intensity.intensity(v, 4096, 4096, 4096, config or v.default).dram
+        ax.axvline(x, color="#7570b3", linestyle=":", linewidth=1.2)
+        ax.text(x * 1.03, ax.get_ylim()[0] * 1.15, f"model: {(config or v.default).label()}, "
+                f"{x:.3g} FLOP/B, roof {ceilings.attainable(x):.3g} TFLOP/s", rotation=90, va="bottom",
+                ha="left", fontsize=7, color="#7570b3")
+    return fig

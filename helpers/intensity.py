@@ -133,11 +133,38 @@ def smem_tiling(config, M: int, N: int, K: int) -> Intensity:
                      panel, panel, smem)
 
 
+def _thread_tiling(name: str, config, TN: int, M: int, N: int, K: int) -> Intensity:
+    """Stages 04 and 05: a BM x BN block tile through BM x BK and BK x BN shared tiles. Global: each
+    in-bounds element of the block's A and B panels is loaded once (padding is written as zeros,
+    not loaded) and each in-bounds element of C read and written once, so requests equal the
+    block model. Shared: every thread of every block (idle ones at the edges too) runs ceil(K/BK)
+    tiles of BK steps, each step loading TM values of A and TN of B for TM*TN multiply-adds."""
+    BM, BN, BK, TM = config.BM, config.BN, config.BK, config.TM
+    panel = panel_bytes(M, N, K, BM, BN)
+    threads = ceil_div(M, BM) * ceil_div(N, BN) * config.threads()
+    smem = threads * ceil_div(K, BK) * BK * (TM + TN) * FLOAT_BYTES
+    return Intensity(name, config.label(), M, N, K, _flops(M, N, K), _ideal_bytes(M, N, K), panel, panel, smem)
+
+
+def thread_tiling_1d(config, M: int, N: int, K: int) -> Intensity:
+    """04_1d_thread_tiling: a step loads TM values of A and one of B for TM multiply-adds:
+    TM/(TM+1) multiply-adds per shared load, TM/(2(TM+1)) FLOP/B when the tiles divide M, N, K."""
+    return _thread_tiling("04_1d_thread_tiling", config, 1, M, N, K)
+
+
+def thread_tiling_2d(config, M: int, N: int, K: int) -> Intensity:
+    """05_2d_thread_tiling: a step loads TM values of A and TN of B for TM*TN multiply-adds:
+    TM*TN/(TM+TN) multiply-adds per shared load, TM*TN/(2(TM+TN)) FLOP/B when the tiles divide."""
+    return _thread_tiling("05_2d_thread_tiling", config, config.TN, M, N, K)
+
+
 # variant name -> model(config, M, N, K); every registered variant needs an entry
 MODELS: dict[str, Callable[..., Intensity]] = {
     "02_naive": naive,
     "02_naive_coalesced": naive_coalesced,
     "03_smem_tiling": smem_tiling,
+    "04_1d_thread_tiling": thread_tiling_1d,
+    "05_2d_thread_tiling": thread_tiling_2d,
 }
 
 _IDEAL = "ideal (each matrix once): 2MNK / 4(MK + KN + 2MN)"
@@ -156,6 +183,17 @@ FORMULAS: dict[str, tuple[str, ...]] = {
         "about T/4 FLOP/B for large K",
         "requests: the same as dram (each panel element is loaded once per block)", _IDEAL,
         "smem: 2 loads of 4 bytes per multiply-add (2T loads per T FMAs): 0.25 FLOP/B"),
+    "04_1d_thread_tiling": (
+        "dram (each block reads its A and B panels once): 2MNK / 4(MK·⌈N/BN⌉ + KN·⌈M/BM⌉ + 2MN), "
+        "about 1/(2/BM + 2/BN) FLOP/B for large K",
+        "requests: the same as dram (each panel element is loaded once per block)", _IDEAL,
+        "smem: TM + 1 loads (TM of A, 1 of B) per TM FMAs: TM/(TM+1) FMAs per load, TM/(2(TM+1)) FLOP/B"),
+    "05_2d_thread_tiling": (
+        "dram (each block reads its A and B panels once): 2MNK / 4(MK·⌈N/BN⌉ + KN·⌈M/BM⌉ + 2MN), "
+        "about 1/(2/BM + 2/BN) FLOP/B for large K",
+        "requests: the same as dram (each panel element is loaded once per block)", _IDEAL,
+        "smem: TM + TN loads per TM·TN FMAs (an outer product): TM·TN/(TM+TN) FMAs per load, "
+        "TM·TN/(2(TM+TN)) FLOP/B"),
 }
 
 

@@ -170,6 +170,29 @@ def disassemble(arch: str = "sm_90") -> str:
     return "\n".join(out)
 
 
+def committed(case_label: str) -> str:
+    """A committed GPU run's figures for one configuration beside the emulator's, and the wide
+    shared-memory instructions of its SASS: the table notebooks show."""
+    from pathlib import Path
+    runs = sorted((Path(__file__).resolve().parent.parent / "results").glob("ncu_*/comparison.json"))
+    for run in reversed(runs):
+        data = json.loads(run.read_text())
+        rows = [r for r in data["rows"] if r["case"] == case_label]
+        if not rows:
+            continue
+        p = data.get("provenance", {})
+        lines = [f"{case_label} at {data['size']}^3, every block; Nsight Compute on {p.get('gpu', '?')} "
+                 f"({p.get('date', '?')[:10]}) beside the emulator's trace ({run.parent.name}):",
+                 f"  {'metric':<28} {'GPU':>10} {'emulator':>10}  verdict"]
+        lines += [f"  {r['metric']:<28} {r['gpu']:>10.0f} {r['emulator']:>10.0f}  {r['verdict']}" for r in rows]
+        wide = data["wide_shared_instructions"].get(case_label, [])
+        if wide:
+            lines.append("  wide shared-memory instructions in its SASS:")
+            lines += ["    " + " ".join(w.split(";")[0].split("*/", 1)[-1].split()) for w in wide]
+        return "\n".join(lines)
+    return f"No Nsight Compute run of {case_label} is committed yet (tools/ncu_run.sh on a GPU)."
+
+
 def main(argv: list[str]) -> int:
     if argv[:1] == ["launch"]:
         launch_all()

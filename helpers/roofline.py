@@ -200,7 +200,7 @@ def _registered_results(gpu_name: str, directory) -> list[tuple[dict, dict, str,
             if not _same_gpu(rs.provenance.get("gpu"), gpu_name):
                 continue
             for r in rs.rows:
-                key = (rs.file, r["variant"], r["M"], r["N"], r["K"])
+                key = (rs.file, r["variant"], r["M"], r["N"], r["K"], r.get("config"))
                 if key not in seen:
                     seen.add(key)
                     out.append((r, rs.provenance, rs.label, rs.file))
@@ -240,17 +240,19 @@ def reference_roofline(gpu_name: str = "NVIDIA H200", level: str = "dram", all_s
     for r, prov, label, _ in found:
         if r["variant"] not in names:
             continue
+        # of a tuning run's candidates the registered configuration; of repeats the most recent
+        rank = (r.get("config") in (None, stages.variant(r["variant"]).default.label()), str(prov.get("date") or ""))
         key = (r["variant"], r["M"], r["N"], r["K"])
-        if key not in latest or str(prov.get("date") or "") > str(latest[key][1].get("date") or ""):
-            latest[key] = (r, prov, label)
+        if key not in latest or rank > latest[key][3]:
+            latest[key] = (r, prov, label, rank)
     if not all_shapes:
         largest: dict[str, tuple] = {}
         for (v, M, N, K), item in latest.items():
             if v not in largest or M * N * K > largest[v][0]:
-                largest[v] = (M * N * K, item)
+                largest[v] = (M * N * K, item[:3])
         chosen = [item for _, item in largest.values()]
     else:
-        chosen = list(latest.values())
+        chosen = [item[:3] for item in latest.values()]
     points = []
     for r, prov, label in sorted(chosen, key=lambda i: (i[0]["variant"], i[0]["M"] * i[0]["N"] * i[0]["K"])):
         points += points_from_rows([r], f"{r['M']}x{r['N']}x{r['K']}, {label}", level, label_shape=all_shapes)

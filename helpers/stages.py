@@ -50,6 +50,14 @@ class KernelConfig:
         """Dynamic shared memory per block, in bytes."""
         return 0
 
+    def static_shared_bytes(self) -> int:
+        """The __shared__ arrays' bytes per block, as the kernel declares them."""
+        return 0
+
+    def threads(self) -> int:
+        x, y, z = self.block()
+        return x * y * z
+
     def check_shape(self, M: int, N: int, K: int) -> None:
         """Raises ValueError when the kernel cannot take this shape (none: bounds-checked)."""
 
@@ -100,11 +108,91 @@ class TileConfig(KernelConfig):
     def template_args(self):
         return (self.tile,)
 
+    def static_shared_bytes(self) -> int:
+        return 2 * self.tile * self.tile * 4  # As and Bs
+
     def block(self):
         return (self.tile, self.tile, 1)
 
     def grid(self, M, N):
         return (ceil_div(N, self.tile), ceil_div(M, self.tile), 1)
+
+
+def _thread_tile_rules(config: KernelConfig, TN: int) -> None:
+    """The rules of stages 04 and 05 (TN = 1 for 04's column of TM results)."""
+    BM, BN, BK, TM = config.BM, config.BN, config.BK, config.TM
+    config._rule(min(BM, BN, BK, TM, TN) >= 1, "every tile size must be at least 1.")
+    config._rule(BM % TM == 0, f"BM = {BM} must be a multiple of TM = {TM} (a column of the block tile "
+                               "splits into whole runs of TM rows).")
+    config._rule(BN % TN == 0, f"BN = {BN} must be a multiple of TN = {TN} (a row of the block tile "
+                               "splits into whole runs of TN columns).")
+    threads = config.threads()
+    rule = "BM*BN/TM" if TN == 1 else "BM*BN/(TM*TN)"
+    config._rule(threads <= 1024, f"the block has {rule} = {threads} threads; a block holds at most 1024.")
+    config._rule(BM * BK % threads == 0, f"the {threads} threads copy the BM x BK = {BM * BK} elements of "
+                                         "A's tile in whole passes, so BM*BK must be a multiple of the threads.")
+    config._rule(BK * BN % threads == 0, f"the {threads} threads copy the BK x BN = {BK * BN} elements of "
+                                         "B's tile in whole passes, so BK*BN must be a multiple of the threads.")
+    config._rule(config.static_shared_bytes() <= 48 * 1024,
+                 f"the tiles take (BM + BN) x BK x 4 = {config.static_shared_bytes()} bytes of static shared "
+                 "memory; a block may have at most 48 KiB (49152 bytes).")
+
+
+@dataclass(frozen=True)
+class ThreadTile1DConfig(KernelConfig):
+    """A BM x BN block tile of C through BM x BK and BK x BN tiles in shared memory; each of the
+    BM*BN/TM threads computes TM results down a column."""
+    BM: int = 64   # default: the fastest of tools/tune_04_05.py on an H200
+    BN: int = 64   # (results/stages_04_05_h200_2026-11-22.json)
+    BK: int = 16
+    TM: int = 16
+
+    def threads(self) -> int:
+        return self.BM * self.BN // self.TM
+
+    def static_shared_bytes(self) -> int:
+        return (self.BM + self.BN) * self.BK * 4
+
+    def validate(self) -> None:
+        _thread_tile_rules(self, 1)
+
+    def template_args(self):
+        return (self.BM, self.BN, self.BK, self.TM)
+
+    def block(self):
+        return (self.threads(), 1, 1)
+
+    def grid(self, M, N):
+        return (ceil_div(N, self.BN), ceil_div(M, self.BM), 1)
+
+
+@dataclass(frozen=True)
+class ThreadTile2DConfig(KernelConfig):
+    """A BM x BN block tile of C through BM x BK and BK x BN tiles in shared memory; each of the
+    BM*BN/(TM*TN) threads computes a TM x TN tile."""
+    BM: int = 128  # default: the fastest of tools/tune_04_05.py on an H200
+    BN: int = 128  # (results/stages_04_05_h200_2026-11-22.json)
+    BK: int = 16
+    TM: int = 16
+    TN: int = 4
+
+    def threads(self) -> int:
+        return self.BM * self.BN // (self.TM * self.TN)
+
+    def static_shared_bytes(self) -> int:
+        return (self.BM + self.BN) * self.BK * 4
+
+    def validate(self) -> None:
+        _thread_tile_rules(self, self.TN)
+
+    def template_args(self):
+        return (self.BM, self.BN, self.BK, self.TM, self.TN)
+
+    def block(self):
+        return (self.threads(), 1, 1)
+
+    def grid(self, M, N):
+        return (ceil_div(N, self.BN), ceil_div(M, self.BM), 1)
 
 
 # ---- stages and their kernels --------------------------------------------------------------
@@ -170,8 +258,20 @@ STAGES: tuple[Stage, ...] = (
         Variant("03_smem_tiling", "sgemm_smem_tiling", "TILE x TILE tiles of A and B in shared memory",
                 TileConfig, TileConfig(), (TileConfig(8), TileConfig(16), TileConfig(5))),
     )),
-    Stage("04", "1d_thread_tiling", "1D thread tiling", "Each thread computes a column of TM results"),
-    Stage("05", "2d_thread_tiling", "2D thread tiling", "Each thread computes a TM x TN tile"),
+    Stage("04", "1d_thread_tiling", "1D thread tiling", "Each thread computes a column of TM results", (
+        Variant("04_1d_thread_tiling", "sgemm_1d_thread_tiling",
+                "BM x BN block tile, BK-deep shared tiles, TM results per thread down a column",
+                ThreadTile1DConfig, ThreadTile1DConfig(),
+                (ThreadTile1DConfig(64, 64, 8, 8), ThreadTile1DConfig(16, 16, 4, 4),
+                 ThreadTile1DConfig(12, 12, 4, 3), ThreadTile1DConfig(64, 64, 16, 4))),
+    )),
+    Stage("05", "2d_thread_tiling", "2D thread tiling", "Each thread computes a TM x TN tile", (
+        Variant("05_2d_thread_tiling", "sgemm_2d_thread_tiling",
+                "BM x BN block tile, BK-deep shared tiles, a TM x TN tile of results per thread",
+                ThreadTile2DConfig, ThreadTile2DConfig(),
+                (ThreadTile2DConfig(128, 128, 8, 8, 8), ThreadTile2DConfig(16, 16, 4, 2, 2),
+                 ThreadTile2DConfig(12, 12, 4, 3, 3), ThreadTile2DConfig(64, 32, 8, 8, 4))),
+    )),
     Stage("06", "bank_conflicts", "Bank conflicts", "Measuring and removing shared-memory bank conflicts"),
     Stage("07", "vectorized_access", "Vectorized access", "float4 loads and stores"),
     Stage("08", "warp_tiling", "Warp tiling", "A warp tile between the block and the thread tile"),

@@ -1,55 +1,152 @@
-"""The notebooks' helpers called directly: figures and the address model, the block-shape panel's
-run and draw functions, the exercise checkers (right and wrong answers), the display helpers
-and the notebook maintainer tool."""
+"""The notebooks' helpers called directly: the trace-derived views and figures, the block-shape
+panel's and the tile explorer's run and draw functions, the exercise checkers (right and wrong
+answers), the display helpers and the notebook maintainer tool."""
 
 import json
 import xml.etree.ElementTree as ET
 
 import matplotlib
 import nbformat
+import numpy as np
 import pytest
 
 matplotlib.use("Agg")
 
-from helpers import backend, display, exercises, figures, notebook_tools, stages, widgets  # noqa: E402
+from helpers import backend, display, exercises, figures, memory, notebook_tools, stages, widgets  # noqa: E402
 
 
-# ---- address model and figures ----------------------------------------------------------------
+# ---- trace-derived views and figures ------------------------------------------------------------
 @pytest.mark.parametrize("variant, want", [("02_naive", {"A": 32, "B": 1, "C": 32}),
                                            ("02_naive_coalesced", {"A": 1, "B": 4, "C": 4})])
-def test_sectors_per_warp_request(variant, want):
-    w = figures.warp_accesses(variant)
-    assert {a.matrix: a.sectors for a in w.accesses} == want
-    assert len(w.lane_ids) == 32
+def test_sectors_per_warp_request_from_the_trace(variant, want):
+    w = figures.stage02_warp0(variant, 32, 32)
+    got = {"A": w.load_a.mean_sectors, "B": w.load_b.mean_sectors, "C": w.store_c.mean_sectors}
+    assert got == want
+    assert w.lanes == 32 and w.load_a.requests == figures.TRACE_SIZE   # one request per step of k
+    assert w.store_c.requests == 1
 
 
 def test_warp_follows_linear_thread_ids():
     # blockDim.x = 8: warp 0 of the coalesced kernel covers 4 rows of 8 columns
-    w = figures.warp_accesses("02_naive_coalesced", block_x=8, block_y=32)
-    assert sorted({r for r, _ in w.elements}) == [0, 1, 2, 3]
-    assert w.access("C").sectors == 4 and w.access("A").sectors == 4
-    # lanes outside C are left out (bounds check)
-    assert len(figures.warp_accesses("02_naive", M=5, N=5, K=5).lane_ids) == 5
-    with pytest.raises(ValueError, match="no warp 1"):
-        figures.warp_accesses("02_naive", block_x=4, block_y=4, warp=1)
+    w = figures.stage02_warp0("02_naive_coalesced", 8, 32)
+    assert w.rows == 4
+    assert w.store_c.mean_sectors == 4 and w.load_a.mean_sectors == 4 and w.load_a.mean_ideal == 1
+    # a block of 8 threads: warp 0 has 8 lanes
+    assert figures.stage02_warp0("02_naive", 4, 2).lanes == 8
+    with pytest.raises(ValueError, match="at most 1024"):
+        figures.stage02_warp0("02_naive", 64, 32)
+
+
+def test_block_tile_is_traced():
+    naive = figures.block_tile("02_naive", stages.NaiveConfig(32, 32))
+    coalesced = figures.block_tile("02_naive_coalesced", stages.CoalescedConfig(32, 32))
+    assert naive.shape == coalesced.shape == (32, 32)
+    assert (naive[:, 0] == 0).all() and (coalesced[0, :] == 0).all()   # warp 0: a column, or a row, of C
+    assert figures.block_tile("02_naive_coalesced", stages.CoalescedConfig(1, 1024)).shape == (1024, 1)
 
 
 def test_sector_table_is_plain_and_stable():
     table = figures.sector_table()
     assert table == figures.sector_table()
-    assert "total" in table and " 65" in table and " 9" in table
+    assert "per step of the k loop (load A + load B, issued 64 times): 33 sectors" in table
+    assert "per step of the k loop (load A + load B, issued 64 times): 5 sectors" in table
+    assert "store C" in table and "base64" not in table
 
 
-def test_figure_generation(tmp_path):
-    (a,) = figures.generate(["02_naive_mapping"], tmp_path)
-    (b,) = figures.generate(["02_naive_mapping"], tmp_path / "again")
+def test_the_views_follow_an_edited_kernel(tmp_path, monkeypatch):
+    """Swap the two index lines of the coalesced kernel in a copy: its sectors become 02_naive's."""
+    text = stages.variant("02_naive_coalesced").path.read_text()
+    row = "  const int row = blockIdx.y * blockDim.y + threadIdx.y;"
+    col = "  const int col = blockIdx.x * blockDim.x + threadIdx.x;  // consecutive threads: consecutive columns"
+    assert row in text and col in text
+    edited = text.replace(col, "@@").replace(row, "  const int col = blockIdx.y * blockDim.y + threadIdx.y;")
+    edited = edited.replace("@@", "  const int row = blockIdx.x * blockDim.x + threadIdx.x;")
+    for v in stages.stage("02").variants:
+        (tmp_path / v.path.name).write_text(edited if v.name == "02_naive_coalesced" else v.path.read_text())
+    monkeypatch.setattr(stages, "KERNELS", tmp_path)
+    w = figures.stage02_warp0("02_naive_coalesced", 32, 32)
+    assert (w.load_a.mean_sectors, w.load_b.mean_sectors, w.store_c.mean_sectors) == (32, 1, 32)
+
+
+def test_bank_summary_tile_32_and_16():
+    tiled = stages.variant("03_smem_tiling")
+    t32 = figures.kernel_trace(tiled, tiled.config(tile=32))
+    loads = [figures.bank_view(t32, q) for q in figures.shared_requests(t32)]
+    assert [(b.request.array, b.distinct_words, b.report.wavefronts, b.report.ways) for b in loads] == \
+        [("As", 1, 1, 1), ("Bs", 32, 1, 1)]
+    t16 = figures.kernel_trace(tiled, tiled.config(tile=16))
+    a16, b16 = (figures.bank_view(t16, q) for q in figures.shared_requests(t16))
+    assert a16.distinct_words == 2 and sorted(set(a16.banks)) == [0, 16] and a16.report.wavefronts == 1
+    assert "lanes 0-15 -> word 0 (bank 0); lanes 16-31 -> word 16 (bank 16)" in a16.lane_groups()
+    assert b16.distinct_words == 16 and b16.report.wavefronts == 1
+    text = figures.bank_summary(t16)
+    assert "load As" in text and "load Bs" in text and text == figures.bank_summary(t16)
+
+
+def test_bank_grid_marks_conflicts():
+    """A hand-made request: lanes 0..31 reading column 0 of a 32 x 32 float array (stride 32 words)."""
+    req = memory.Request(block=0, warp=0, epoch=0, line=1, space="shared", op="load", size=4, array="S",
+                         lanes=np.arange(32), offsets=np.arange(32) * 32 * 4)
+    fig = figures.plot_bank_grid(req, origin=0)
+    assert "32-way conflict, 32 wavefronts (ideal 1)" in fig.axes[0].get_title()
+    red = [p for p in fig.axes[0].patches if matplotlib.colors.to_hex(p.get_edgecolor()) == figures.CONFLICT_COLOR]
+    assert len(red) == 32
+    tiled = stages.variant("03_smem_tiling")
+    t32 = figures.kernel_trace(tiled, tiled.config(tile=32))
+    q = figures.shared_requests(t32)[0]
+    title = figures.plot_bank_grid(q, origin=figures.array_origin(t32, q)).axes[0].get_title()
+    assert "1 word in 1 bank, broadcast: no conflict, 1 wavefront (ideal 1)" in title
+    assert len(figures.plot_bank_grids(t32).axes) == 2
+
+
+def test_plot_sectors_bars_per_line():
+    tiled = stages.variant("03_smem_tiling")
+    fig = figures.plot_sectors(figures.kernel_trace(tiled, tiled.config(tile=16)))
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert any("load A" in t for t in labels) and any("store C" in t for t in labels)
+    assert len(ax.patches) == 2 * len(labels)          # this kernel and the ideal, side by side
+
+
+def test_per_line_view():
+    tiled = stages.variant("03_smem_tiling")
+    view = figures.per_line_view(figures.kernel_trace(tiled, tiled.config(tile=32)))
+    inner = next(r for r in view.rows if "As[ty][k] * Bs[k][tx]" in r["source"])
+    assert inner["shared requests"] == 4096 and inner["wavefronts"] == inner["ideal wavefronts"] == 4096
+    assert inner["max ways"] == 1 and inner["global requests"] == 0
+    copy_a = next(r for r in view.rows if "As[ty][tx] =" in r["source"])
+    assert (copy_a["global requests"], copy_a["sectors"], copy_a["shared requests"]) == (64, 256, 64)
+    assert view.rows[0]["source"].startswith("template") and view.rows[-1]["source"] == "}"
+    text = str(view)
+    assert "ld As, ld Bs" in text and text == str(figures.per_line_view(
+        figures.kernel_trace(tiled, tiled.config(tile=32))))
+    assert "<table>" in view._repr_html_() and len(view.frame()) == len(view.rows)
+
+
+def test_reuse_table_counts_loads_per_element():
+    text = figures.reuse_table()
+    rows = {line.split(" (")[0]: line.split() for line in text.splitlines()[2:]}
+    assert rows["02_naive_coalesced"][-5:] == ["16384", "16", "16384", "16", "0.50"]
+    assert rows["03_smem_tiling"][-5:] == ["1024", "1", "1024", "1", "8"]
+
+
+@pytest.mark.parametrize("name, says", [("02_naive_mapping", "32 sectors"),
+                                        ("03_smem_tiling_bank_grid", "no conflict"),
+                                        ("03_smem_tiling_reuse", "each loaded 16 times")])
+def test_figure_generation(tmp_path, name, says):
+    (a,) = figures.generate([name], tmp_path)
+    (b,) = figures.generate([name], tmp_path / "again")
     assert a.read_bytes() == b.read_bytes(), "SVG output must be deterministic"
     text = a.read_text()
     ET.fromstring(text)                              # well-formed XML
     assert "base64" not in text and "<image" not in text
-    assert "32 sectors" in text and "02_naive_coalesced" in text   # text kept as text
+    assert says in text                              # text kept as text
+    assert a.stat().st_size < 400_000
+
+
+def test_unknown_figure():
     with pytest.raises(KeyError):
-        figures.generate(["no_such_figure"], tmp_path)
+        figures.generate(["no_such_figure"])
 
 
 def test_committed_figures_are_current():
@@ -68,8 +165,8 @@ def test_run_block_shape_valid():
     r = widgets.run_block_shape("02_naive_coalesced", 32, 8, M=37, N=41, K=19)
     assert r.error is None and r.ok
     assert r.grid == (2, 5, 1)
-    assert r.sectors == {"A": 1, "B": 4, "C": 4}
-    assert r.warps == 8 and r.tile == (8, 32)
+    assert r.sectors == {"A": 1, "B": 4, "C": 4} and r.ideal == {"A": 1, "B": 4, "C": 4}
+    assert r.warps == 8 and r.tile == (8, 32) and r.rows == 1
     text = widgets.describe_block_shape(r)
     assert "PASS" in text and "block (32, 8)" in text
     if backend.name() == "cpu":
@@ -80,7 +177,7 @@ def test_run_block_shape_valid():
 
 def test_run_block_shape_uncoalesced_and_partial_warps():
     r = widgets.run_block_shape("02_naive_coalesced", 1, 64, M=9, N=7, K=5)
-    assert r.ok and r.sectors == {"A": 32, "B": 1, "C": 32}
+    assert r.ok and r.sectors == {"A": 32, "B": 1, "C": 32} and r.ideal["C"] == 4
     small = widgets.run_block_shape("02_naive", 4, 2, M=9, N=7, K=5)
     assert small.ok and small.lanes == 8
     assert "only 8 active lanes" in widgets.describe_block_shape(small)
@@ -99,6 +196,49 @@ def test_block_shape_panel_builds():
     kernel, bx, by = panel.children[0].children
     assert bx.continuous_update is False and by.continuous_update is False
     assert bx.options == widgets.POWERS_OF_TWO
+
+
+# ---- tile explorer ---------------------------------------------------------------------------
+def test_run_tile_config_tile_16():
+    r = widgets.run_tile_config("03_smem_tiling", M=37, N=29, K=23, tile=16)
+    assert r.error is None and r.failure is None and r.ok
+    assert r.values == {"tile": 16} and r.config == stages.TileConfig(16)
+    assert [(b.request.array, b.distinct_words, b.report.wavefronts) for b in r.banks] == [("As", 2, 1), ("Bs", 16, 1)]
+    assert {a.label: a.mean_sectors for a in r.sectors}["load A"] == 4
+    assert r.intensity is not None and abs(r.intensity.dram - 3.98) < 0.01
+    assert r.ceilings is not None and r.roof_tflops == pytest.approx(r.ceilings.attainable(r.intensity.dram))
+    text = widgets.describe_tile_config(r)
+    assert "PASS" in text and "shared load As (line 27): 2 words in 2 banks, no conflict" in text
+    assert "FLOP per DRAM byte" in text
+    if r.resources is not None:
+        assert "registers per thread" in text and r.resources.threads_per_block == 256
+    if backend.name() == "cpu":
+        assert r.tflops is None and "Not timed" in text
+    fig = widgets.draw_tile_config(r)
+    assert len(fig.axes) == 3                        # As grid, Bs grid, sectors
+
+
+def test_run_tile_config_broken_constraint_is_returned_not_raised():
+    r = widgets.run_tile_config("03_smem_tiling", tile=64)
+    assert r.error and "at most 1024" in r.error
+    assert "not a valid configuration" in widgets.describe_tile_config(r)
+    assert widgets.draw_tile_config(r) is None
+    with pytest.raises(TypeError, match="no configuration field"):
+        widgets.run_tile_config("03_smem_tiling", block_x=4)
+
+
+def test_run_tile_config_works_for_any_variant():
+    r = widgets.run_tile_config("02_naive_coalesced", M=9, N=7, K=5, block_x=8)
+    assert r.ok and r.values == {"block_x": 8, "block_y": 32} and r.banks == []
+    assert len(widgets.draw_tile_config(r).axes) == 1
+
+
+def test_tile_explorer_builds():
+    panel = widgets.tile_explorer("03_smem_tiling")
+    label, tile = panel.children[0].children
+    assert tile.description == "tile" and tile.continuous_update is False
+    assert tile.value == 32 and tile.options == (1, 2, 4, 8, 16, 32, 64, 128)
+    assert widgets.slider_options(5) == (1, 2, 4, 5, 8, 16)
 
 
 # ---- exercises ------------------------------------------------------------------------------
@@ -204,6 +344,18 @@ def test_gpu_results_reads_files_with_provenance(tmp_path):
     assert "| 02_naive | 4096x4096x4096 | 270.000 | 500 | 0.50 | 1.0 |" in r._repr_markdown_()
 
 
+def test_intensity_table_and_roofline_view():
+    cases = [("02_naive_coalesced", None)] + [("03_smem_tiling", stages.TileConfig(t)) for t in (8, 32)]
+    text = display.intensity_table(cases)
+    lines = text.splitlines()
+    assert lines[2].split()[-3:] == ["0.25", "7.94", "-"]
+    assert lines[4].split()[-3:] == ["7.94", "7.94", "0.25"]
+    if backend.name() == "cpu":
+        fig = display.roofline_view(["02_naive_coalesced", "03_smem_tiling"], cases[1:])
+        texts = " ".join(t.get_text() for t in fig.axes[0].texts)
+        assert "model: tile=8" in texts and "model: tile=32" in texts
+
+
 # ---- notebook tool --------------------------------------------------------------------------
 def _nb():
     nb = nbformat.v4.new_notebook()
@@ -236,7 +388,7 @@ def test_problems_catch_images_and_a_foreign_first_cell():
     assert "first code cell" in found and "image/png" in found
 
 
-@pytest.mark.parametrize("name", ["00_setup", "02_naive"])
+@pytest.mark.parametrize("name", ["00_setup", "02_naive", "03_smem_tiling"])
 def test_committed_notebooks_are_in_house_form(name):
     nb = nbformat.read(stages.NOTEBOOKS / f"{name}.ipynb", as_version=4)
     assert notebook_tools.problems(nb, name) == []
@@ -255,4 +407,115 @@ def test_committed_notebooks_are_in_house_form(name):
 ])
 def test_exercise_4(block, ok, says):
     f = exercises.check_02_exercise_4(*block)
+    assert f.ok is ok and says in f.message
+
+
+@pytest.mark.parametrize("answer, ok, says", [
+    ((1, 16), True, "drop by the tile size"),
+    ((16, 1), False, "swapped"),
+    ((4, 16), False, "number of tiles along K"),
+    ((2, 16), False, "count the loads of A"),
+    ((1, 256), False, "counts too many threads"),
+    ((1, 8), False, "the tiled count is right"),
+    (("?", "?"), False, "placeholders"),
+    ("x", False, "whole numbers"),
+    ((1, 2, 3), False, "exactly two"),
+])
+def test_exercise_03_1(answer, ok, says):
+    f = exercises.check_03_exercise_1(answer)
+    assert f.ok is ok and says in f.message
+
+
+@pytest.mark.parametrize("answer, ok, says", [
+    ((4, 1), True, "banks 0, 8, 16, 24"),
+    ((1, 1), False, "tile = 32 case"),
+    ((32, 1), False, "SAME address"),
+    ((8, 1), False, "how many different words"),
+    ((4, 4), False, "same bank"),
+    ((4, 2), False, "the words are right"),
+    ((3, 1), False, "values of ty"),
+    ((None, 1), False, "placeholders"),
+])
+def test_exercise_03_2(answer, ok, says):
+    f = exercises.check_03_exercise_2(answer)
+    assert f.ok is ok and says in f.message
+
+
+# ---- stages 04 and 05: their notebooks and exercise checkers ---------------------------------------
+@pytest.mark.parametrize("name", ["04_1d_thread_tiling", "05_2d_thread_tiling"])
+def test_thread_tiling_notebooks_are_in_house_form(name):
+    nb = nbformat.read(stages.NOTEBOOKS / f"{name}.ipynb", as_version=4)
+    assert notebook_tools.problems(nb, name) == []
+    assert sum(notebook_tools.is_checked(c) for c in nb.cells) >= 5
+
+
+@pytest.mark.parametrize("answer, ok, says", [
+    ((3, 24), True, "37.5% occupancy"),
+    ((8, 64), False, "warp slots"),
+    ((32, 256), False, "most blocks an SM can hold"),
+    ((25, 200), False, "shared memory allows 25 blocks"),
+    ((4, 32), False, "round down"),
+    ((3, 25), False, "whole blocks"),
+    ((2, 16), False, "Work out each limit"),
+    ((3.5, 28), False, "whole numbers"),
+    (("?", 24), False, "placeholders"),
+    ((1, 2, 3), False, "exactly two"),
+])
+def test_exercise_04_1(answer, ok, says):
+    f = exercises.check_04_exercise_1(answer)
+    assert f.ok is ok and says in f.message
+
+
+def test_exercise_04_1_follows_the_occupancy_calculator():
+    from helpers import resources
+    c = stages.variant("04_1d_thread_tiling").default
+    occ = resources.occupancy("sm_90", c.threads(), exercises.EX04_1_REGISTERS, c.static_shared_bytes())
+    assert exercises.check_04_exercise_1((occ.active_blocks, occ.active_warps)).ok
+
+
+@pytest.mark.parametrize("answer, ok, says", [
+    ((2, 2), True, "2-way conflict"),
+    ((1, 1), False, "BN >= 32"),
+    ((2, 1), False, "different banks"),
+    ((32, 1), False, "SAME address"),
+    ((16, 1), False, "how many rows of threads"),
+    ((3, 3), False, "values of threadRow"),
+    ((2, 4), False, "the words are right"),
+    ((None, 2), False, "placeholders"),
+])
+def test_exercise_04_2(answer, ok, says):
+    f = exercises.check_04_exercise_2(answer)
+    assert f.ok is ok and says in f.message
+
+
+@pytest.mark.parametrize("answer, ok, says", [
+    ((3.2, 4), True, "square tile"),
+    ((16 / 5, 4.0), True, "square tile"),
+    ((4, 3.2), False, "swapped"),
+    ((64, 64), False, "per step of k"),
+    ((20, 16), False, "shared loads per step"),
+    ((1.6, 2), False, "FLOP per shared byte"),
+    ((16 / 17, 8 / 9), False, "stage 04"),
+    ((1, 1), False, "count a thread's shared loads"),
+    (("?", "?"), False, "placeholders"),
+    ("ab", False, "two numbers"),
+    ((1, 2, 3), False, "exactly two"),
+])
+def test_exercise_05_1(answer, ok, says):
+    f = exercises.check_05_exercise_1(answer)
+    assert f.ok is ok and says in f.message
+
+
+@pytest.mark.parametrize("answer, ok, says", [
+    ((16, 4), True, "4-way conflict"),
+    ((32, 4), False, "same threadCol"),
+    ((8, 1), False, "one j for the whole warp"),
+    ((16, 1), False, "which banks"),
+    ((16, 16), False, "16 words in one bank"),
+    ((16, 2), False, "the words are right"),
+    ((5, 5), False, "how many different values"),
+    (("?", 1), False, "placeholders"),
+])
+def test_exercise_05_2(answer, ok, says):
+    f = exercises.check_05_exercise_2(answer)
     assert f.ok is ok and says in f.message

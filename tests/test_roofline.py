@@ -136,15 +136,16 @@ def test_reference_roofline_reads_only_this_gpus_measurements(results_dir):
     c, points = roofline.reference_roofline("NVIDIA H200", directory=results_dir)
     assert (c.fp32_tflops, c.dram_tbs, c.source) == (67.0, 4.8, "datasheet")
     (p,) = points                                 # nothing from the H100 file or the file without provenance
-    assert (p.label, p.tflops) == ("02_naive", 0.45)     # the newer of two 4096^3 measurements
-    # measured with 16 x 16 blocks: 2K / 4(2K/16 + 2) at K = 4096
-    assert Fraction(p.intensity_flop_per_byte).limit_denominator(10**6) == Fraction(8192, 4 * 514)
-    assert "NVIDIA H200" in p.source and "2026-02-01" in p.source and "b.json" in p.source
+    # the registered configuration (32 x 32 blocks) is preferred to a newer run of another one
+    assert (p.label, p.tflops) == ("02_naive", 0.40)
+    # 2K / 4(2K/32 + 2) at K = 4096
+    assert Fraction(p.intensity_flop_per_byte).limit_denominator(10**6) == Fraction(8192, 4 * 258)
+    assert "NVIDIA H200" in p.source and "2026-01-01" in p.source and "a.json" in p.source
     assert c.cublas_tflops == 48.0 and "2026-03-01" in c.cublas_source          # the newest at 4096^3
     assert c.copy_tbs == 4.1 and "device copy" in c.copy_source and "NVIDIA H200" in c.copy_source
     _, all_points = roofline.reference_roofline("NVIDIA H200", all_shapes=True, directory=results_dir)
     assert sorted((p.label, p.tflops) for p in all_points) == [("02_naive 1024x1024x1024", 0.42),
-                                                                ("02_naive 4096x4096x4096", 0.45)]
+                                                                ("02_naive 4096x4096x4096", 0.40)]
     c, points = roofline.reference_roofline("NVIDIA H100 SXM5 80GB", directory=results_dir)
     assert [(p.label, p.tflops) for p in points] == [("02_naive", 9.9)] and c.cublas_tflops == 49.0
 

@@ -454,7 +454,7 @@ namespace {
 char* smem_lo = __emu_static_smem;
 size_t smem_size = 0;  // bytes handed out to __shared__ variables, redzones included
 constexpr size_t kStaticSmemLimit = 48 * 1024;  // as nvcc and NVRTC enforce
-constexpr size_t kSmemRedzone = 32;
+constexpr size_t kSmemRedzone = 32;  // at least this many unaddressable bytes between arrays
 constexpr size_t kBlockSmemLimit = 227 * 1024;  // static + dynamic, per block on sm_90
 struct SharedVar {
   size_t offset, size;
@@ -630,7 +630,9 @@ extern "C" void __asan_after_dynamic_init(void) {}
 
 // The storage of one `__shared__` variable, the first time its declaration runs in this process.
 extern "C" void* __emu_shared_alloc(size_t size, size_t align, const char* name, int line) {
-  if (align < 16) align = 16;  // the shadow's 8-byte granules need aligned starts; 16 as a GPU gives
+  // 128-byte starts: the shadow's 8-byte granules need aligned starts, and every array then
+  // begins at bank 0, so the banks of its words read the same as on a GPU with the array alone.
+  if (align < 128) align = 128;
   size_t off = smem_size ? (smem_size + kSmemRedzone + align - 1) / align * align : 0;
   if (off + size > kStaticSmemLimit || n_shared_vars == (int)(sizeof shared_vars / sizeof shared_vars[0]))
     fail("kind=too_much_shared;line=%d;detail=the __shared__ variable %s (%zu bytes) takes the block's static "
