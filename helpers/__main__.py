@@ -56,7 +56,7 @@ def cmd_ladder(args) -> int:
             r.update({k: v for k, v in timed[r["variant"]].items() if k not in r})
     print(backend.banner())
     size = f"{args.size}x{args.size}x{args.size}"
-    print(f"Verified on the shape catalogue; " + (f"timed at {size} (median of {args.repeat})." if on_gpu else
+    print("Verified on the shape catalogue; " + (f"timed at {size} (median of {args.repeat})." if on_gpu else
           "no timings: the CPU emulator's speed says nothing about a GPU (see results/ for GPU runs)."))
     header = f"{'kernel':<22} {'verified':<9}" + (f" {'ms':>9} {'TFLOP/s':>8} {'% cuBLAS':>9}" if on_gpu else "")
     print(header)

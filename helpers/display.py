@@ -8,14 +8,13 @@ and as plain text elsewhere); nothing here prints, so tests can call everything 
 from __future__ import annotations
 
 import difflib
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import backend, stages
+from . import backend, results_files, stages
 
 ROOT = stages.ROOT
-RESULTS_DIR = ROOT / "results"
+RESULTS_DIR = results_files.RESULTS_DIR
 
 
 class Markdown(str):
@@ -218,15 +217,9 @@ def gpu_results(stage_id: str, directory: Path | str = RESULTS_DIR) -> GpuResult
     (a top-level "size" and a separate "cublas" row) is read too."""
     names = {v.name for v in stages.stage(stage_id).variants}
     result = GpuResults(stage_id)
-    directory = Path(directory)
-    for path in sorted(directory.glob("*.json")) if directory.is_dir() else []:
-        try:
-            data = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue
-        if not isinstance(data, dict) or not isinstance(data.get("provenance"), dict) \
-                or not data["provenance"].get("gpu"):
-            continue                     # no provenance, no GPU: not a GPU measurement
+    for path, data in results_files.with_provenance(directory):
+        if not data["provenance"].get("gpu"):
+            continue                     # no GPU named: not a GPU measurement
         rows = [r for r in data.get("rows", []) if isinstance(r, dict)]
         if isinstance(data.get("cublas"), dict):
             rows.append(data["cublas"])

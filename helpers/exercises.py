@@ -194,12 +194,12 @@ def check_03_exercise_1(answer) -> Feedback:
         return _wrong(f"{n // t} is the number of tiles along K (K / tile = {n} / {t}). Each element A[row][k] lies in "
                       f"exactly one of them: how many times is it copied into As?")
     if got[0] != tiled:
-        return _wrong(f"in 03_smem_tiling, count the loads of A on the line `As[ty][tx] = ... A[row * K + k0 + tx]`: "
+        return _wrong("in 03_smem_tiling, count the loads of A on the line `As[ty][tx] = ... A[row * K + k0 + tx]`: "
                       f"for one tile k0, which (ty, tx) reads a given A[row][k0 + tx]? How many such threads are there?")
     if got[1] in (n, t * t):
         return _wrong(f"{got[1]} counts too many threads: A[row][k] is used by the threads computing row `row` of C "
                       f"in this block. How many columns of C does a {t} x {t} block cover?")
-    return _wrong(f"the tiled count is right. For 02_naive_coalesced: every thread runs the whole k loop and reads "
+    return _wrong("the tiled count is right. For 02_naive_coalesced: every thread runs the whole k loop and reads "
                   f"A[row * K + k] itself. How many threads of the block share one row?")
 
 
@@ -416,7 +416,7 @@ def check_05_exercise_1(answer) -> Feedback:
     if _close(a, tm1 / (tm1 + 1)) or _close(b, tm2 / (tm2 + 1)):
         return _wrong("TM / (TM + 1) is stage 04, where a thread loads one value of B per step. Here it loads TN "
                       "values of B and TM of A, and every pair of them is a multiply-add.")
-    return _wrong(f"per step of k, count a thread's shared loads (a[i] for i < TM, b[j] for j < TN) and its "
+    return _wrong("per step of k, count a thread's shared loads (a[i] for i < TM, b[j] for j < TN) and its "
                   f"multiply-adds (every i with every j), then divide.")
 
 

@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from . import backend, gpu_specs, intensity, stages
+from . import backend, gpu_specs, intensity, results_files, stages
 from .device import DeviceInfo
 from .display import RESULTS_DIR, gpu_results
 from .errors import CourseError
@@ -209,17 +209,9 @@ def _registered_results(gpu_name: str, directory) -> list[tuple[dict, dict, str,
 
 def _ceiling_files(gpu_name: str, directory) -> list[tuple[dict, dict, str]]:
     """(ceilings, provenance, file) from results files written by measure_ceilings(save_to=...)."""
-    out = []
-    directory = Path(directory)
-    for path in sorted(directory.glob("*.json")) if directory.is_dir() else []:
-        try:
-            data = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue
-        prov = data.get("provenance") if isinstance(data, dict) else None
-        if isinstance(prov, dict) and isinstance(data.get("ceilings"), dict) and _same_gpu(prov.get("gpu"), gpu_name):
-            out.append((data["ceilings"], prov, path.name))
-    return out
+    return [(data["ceilings"], data["provenance"], path.name)
+            for path, data in results_files.with_provenance(directory)
+            if isinstance(data.get("ceilings"), dict) and _same_gpu(data["provenance"].get("gpu"), gpu_name)]
 
 
 def _when(prov: dict) -> str:

@@ -5,7 +5,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from helpers import backend, bench, stages

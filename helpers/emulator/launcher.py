@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import mmap
 import os
-import re
 import signal
 import subprocess
 import sys
