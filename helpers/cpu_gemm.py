@@ -1054,21 +1054,13 @@ def draw_blocks(r: BlockResult):
 def blocks_panel(size: int = PANEL_SIZE):
     """Sliders for MR, NR, MC, KC, NC joined to run_blocks / describe_blocks / draw_blocks."""
     import ipywidgets as w
-    import matplotlib.pyplot as plt
-    from IPython.display import display
     d = version("cache_block").params
     sliders = {k: w.SelectionSlider(options=PANEL_CHOICES[k], value=d[k], description=k, continuous_update=False)
                for k in ("MR", "NR", "MC", "KC", "NC")}
 
-    def show(MR, NR, MC, KC, NC):
-        r = run_blocks(MR, NR, MC, KC, NC, size)
-        print(describe_blocks(r))
-        fig = draw_blocks(r)
-        if fig is not None:
-            display(fig)
-            plt.close(fig)
-
-    out = w.interactive_output(show, sliders)
+    from .widgets import interactive_output
+    out = interactive_output(lambda MR, NR, MC, KC, NC: run_blocks(MR, NR, MC, KC, NC, size),
+                             describe_blocks, draw_blocks, sliders)
     return w.VBox([w.HBox(list(sliders.values())[:3]), w.HBox(list(sliders.values())[3:]), out])
 
 

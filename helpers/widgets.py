@@ -21,6 +21,24 @@ from . import backend, figures, stages, verify
 from .errors import CourseError
 from .figures import TRACE_SIZE, WARP_SIZE
 
+
+def interactive_output(run, describe, draw, controls: dict):
+    """The course's panel: `run(**values)` on each settled slider move, its description printed
+    and its figure (if any) drawn. run, describe and draw stay plain functions that tests call."""
+    import ipywidgets as w
+    import matplotlib.pyplot as plt
+    from IPython.display import display
+
+    def show(**values):
+        result = run(**values)
+        print(describe(result))
+        fig = draw(result)
+        if fig is not None:
+            display(fig)
+            plt.close(fig)
+
+    return w.interactive_output(show, controls)
+
 POWERS_OF_TWO = tuple(2**i for i in range(11))          # 1 .. 1024
 TIME_SIZE = 2048       # on a GPU the panels time M = N = K = 2048
 INTENSITY_SIZE = 4096  # the intensity model is evaluated at M = N = K = 4096
@@ -161,23 +179,16 @@ def draw_block_shape(r: BlockShapeResult):
 def block_shape_panel(variant_name: str = "02_naive_coalesced", M: int = 67, N: int = 61, K: int = 53):
     """Sliders for block_x and block_y (powers of two), a kernel chooser, and the output."""
     import ipywidgets as w
-    import matplotlib.pyplot as plt
-    from IPython.display import display
 
     names = [v.name for v in stages.stage("02").variants]
     kernel = w.Dropdown(options=names, value=variant_name, description="kernel")
     bx = w.SelectionSlider(options=POWERS_OF_TWO, value=32, description="block_x", continuous_update=False)
     by = w.SelectionSlider(options=POWERS_OF_TWO, value=32, description="block_y", continuous_update=False)
 
-    def show(variant_name, block_x, block_y):
-        result = run_block_shape(variant_name, block_x, block_y, M, N, K)
-        print(describe_block_shape(result))
-        fig = draw_block_shape(result)
-        if fig is not None:
-            display(fig)
-            plt.close(fig)
-
-    out = w.interactive_output(show, {"variant_name": kernel, "block_x": bx, "block_y": by})
+    out = interactive_output(lambda variant_name, block_x, block_y: run_block_shape(variant_name, block_x,
+                                                                                      block_y, M, N, K),
+                             describe_block_shape, draw_block_shape,
+                             {"variant_name": kernel, "block_x": bx, "block_y": by})
     return w.VBox([w.HBox([kernel, bx, by]), out])
 
 
@@ -378,21 +389,12 @@ def tile_explorer(variant_name: str = "03_smem_tiling", M: int = 67, N: int = 61
     """A slider per configuration field of the variant (powers of two; a broken constraint shows
     its message), continuous_update=False; each setting is compiled, verified, traced and drawn."""
     import ipywidgets as w
-    import matplotlib.pyplot as plt
-    from IPython.display import display
 
     variant = stages.variant(variant_name)
     sliders = {f: w.SelectionSlider(options=slider_options(getattr(variant.default, f)),
                                     value=getattr(variant.default, f), description=f, continuous_update=False)
                for f in config_fields(variant)}
 
-    def show(**values):
-        result = run_tile_config(variant.name, M, N, K, **values)
-        print(describe_tile_config(result))
-        fig = draw_tile_config(result)
-        if fig is not None:
-            display(fig)
-            plt.close(fig)
-
-    out = w.interactive_output(show, sliders)
+    out = interactive_output(lambda **values: run_tile_config(variant.name, M, N, K, **values),
+                             describe_tile_config, draw_tile_config, sliders)
     return w.VBox([w.HBox([w.Label(variant.name), *sliders.values()]), out])
