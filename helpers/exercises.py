@@ -194,7 +194,7 @@ def check_03_exercise_1(answer) -> Feedback:
         return _wrong(f"{n // t} is the number of tiles along K (K / tile = {n} / {t}). Each element A[row][k] lies in "
                       f"exactly one of them: how many times is it copied into As?")
     if got[0] != tiled:
-        return _wrong("in 03_smem_tiling, count the loads of A on the line `As[ty][tx] = ... A[row * K + k0 + tx]`: "
+        return _wrong("in 03_smem_tiling, count the loads of A on the line `As[ty][tx] = ... *a`: "
                       f"for one tile k0, which (ty, tx) reads a given A[row][k0 + tx]? How many such threads are there?")
     if got[1] in (n, t * t):
         return _wrong(f"{got[1]} counts too many threads: A[row][k] is used by the threads computing row `row` of C "

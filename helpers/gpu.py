@@ -87,12 +87,18 @@ _RECOVERY = ("The GPU context is now unusable: restart the Jupyter kernel (Kerne
              "it names the thread, the array, the index and the source line.")
 
 
-def launch(module, name_expression, grid, block, args, shared_mem: int) -> float:
+def enqueue(module, name_expression, grid, block, args, shared_mem: int):
+    """A call that only enqueues the launch (no checks, no synchronization): for timing."""
     fn = _function(module, name_expression)
     if shared_mem > 48 * 1024:  # above 48 KiB a kernel must opt in
         fn.max_dynamic_shared_size_bytes = shared_mem
+    grid, block, args = tuple(grid), tuple(block), tuple(args)
+    return lambda: fn(grid, block, args, shared_mem=shared_mem)
+
+
+def launch(module, name_expression, grid, block, args, shared_mem: int) -> float:
     try:
-        fn(tuple(grid), tuple(block), tuple(args), shared_mem=shared_mem)
+        enqueue(module, name_expression, grid, block, args, shared_mem)()
         cp.cuda.get_current_stream().synchronize()
     except (cp.cuda.driver.CUDADriverError, cp.cuda.runtime.CUDARuntimeError) as e:
         text = str(e)

@@ -90,6 +90,18 @@ class Kernel:
         args = check_args(args, bk, self.source.parameter_names(self.name_expression))
         return bk.launch(self._compiled, self.name_expression, grid, block, args, int(shared_mem))
 
+    def timed_launcher(self, grid, block, args, shared_mem: int = 0):
+        """A GPU launch of this kernel with everything checked once, now: the returned call only
+        enqueues the kernel, without the checks or a synchronization, so that a timer around it
+        measures the kernel and not the Python around it (the checks cost about 0.3 ms a call)."""
+        bk = self._backend
+        if not hasattr(bk, "enqueue"):
+            raise RuntimeError("timed_launcher times GPU kernels; the emulator's launch returns its own time")
+        static = bk.static_shared_bytes(self._compiled, self.name_expression)
+        grid, block = check_launch(grid, block, shared_mem, static, bk.max_shared_per_block())
+        args = check_args(args, bk, self.source.parameter_names(self.name_expression))
+        return bk.enqueue(self._compiled, self.name_expression, grid, block, args, int(shared_mem))
+
 
 def load_kernel(path, name_expression: str) -> Kernel:
     """Compiles `name_expression` (a kernel name, or a template instantiation such as

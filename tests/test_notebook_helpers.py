@@ -208,7 +208,7 @@ def test_run_tile_config_tile_16():
     assert r.intensity is not None and abs(r.intensity.dram - 3.98) < 0.01
     assert r.ceilings is not None and r.roof_tflops == pytest.approx(r.ceilings.attainable(r.intensity.dram))
     text = widgets.describe_tile_config(r)
-    assert "PASS" in text and "shared load As (line 27): 2 words in 2 banks, no conflict" in text
+    assert "PASS" in text and "shared load As (line 31): 2 words in 2 banks, no conflict" in text
     assert "FLOP per DRAM byte" in text
     if r.resources is not None:
         assert "registers per thread" in text and r.resources.threads_per_block == 256
