@@ -158,6 +158,20 @@ def thread_tiling_2d(config, M: int, N: int, K: int) -> Intensity:
     return _thread_tiling("05_2d_thread_tiling", config, config.TN, M, N, K)
 
 
+def _same_traffic_as_05(name: str) -> Callable[..., Intensity]:
+    """Stages 06-09 rearrange how 05's bytes move (padding, transposition, 16-byte accesses, warp
+    tiles, buffering) but not how many: the same panels per block, and per step TM values of A
+    and TN of B from shared memory for TM*TN multiply-adds. A 16-byte access counts 16 bytes."""
+    def model_(config, M: int, N: int, K: int) -> Intensity:
+        return _thread_tiling(name, config, config.TN, M, N, K)
+    model_.__name__ = f"model_{name}"
+    model_.__doc__ = f"{name}: " + _same_traffic_as_05.__doc__.split(":", 1)[1].strip()
+    return model_
+
+
+_STAGES_06_09 = ("06_padded", "06_transposed_a", "06_swizzled", "07_vectorized", "08_warp_tiling",
+                 "09_double_buffering", "09_async_copy")
+
 # variant name -> model(config, M, N, K); every registered variant needs an entry
 MODELS: dict[str, Callable[..., Intensity]] = {
     "02_naive": naive,
@@ -165,6 +179,7 @@ MODELS: dict[str, Callable[..., Intensity]] = {
     "03_smem_tiling": smem_tiling,
     "04_1d_thread_tiling": thread_tiling_1d,
     "05_2d_thread_tiling": thread_tiling_2d,
+    **{name: _same_traffic_as_05(name) for name in _STAGES_06_09},
 }
 
 _IDEAL = "ideal (each matrix once): 2MNK / 4(MK + KN + 2MN)"
@@ -195,6 +210,7 @@ FORMULAS: dict[str, tuple[str, ...]] = {
         "smem: TM + TN loads per TM·TN FMAs (an outer product): TM·TN/(TM+TN) FMAs per load, "
         "TM·TN/(2(TM+TN)) FLOP/B"),
 }
+FORMULAS.update({name: FORMULAS["05_2d_thread_tiling"] for name in _STAGES_06_09})
 
 
 def model(variant_name: str) -> Callable[..., Intensity]:

@@ -297,6 +297,18 @@ def toolchain() -> Toolchain:
 
 
 @functools.lru_cache(maxsize=None)
+def _cuda_include_options() -> tuple[str, ...]:
+    """-I for the CUDA headers a kernel may include (<cuda_pipeline.h> in stage 09), from NVIDIA's
+    pip wheel nvidia-cuda-runtime-cu12 (requirements.txt); NVRTC itself ships none of them."""
+    try:
+        import nvidia.cuda_runtime
+    except ImportError:
+        return ()
+    include = Path(list(nvidia.cuda_runtime.__path__)[0]) / "include"
+    return (f"--include-path={include}",) if include.is_dir() else ()
+
+
+@functools.lru_cache(maxsize=None)
 def _nvrtc_lib():
     return ctypes.CDLL(str(toolchain().nvrtc))
 
@@ -316,7 +328,8 @@ def nvrtc_ptx(source: str, name_expression: str, arch: str = DEFAULT_ARCH,
            "nvrtcCreateProgram")
     try:
         _check(lib, lib.nvrtcAddNameExpression(prog, name_expression.encode()), "nvrtcAddNameExpression")
-        opts = [o.encode() for o in NVRTC_OPTIONS + (f"--gpu-architecture={arch.replace('sm_', 'compute_')}",)]
+        opts = [o.encode() for o in NVRTC_OPTIONS + _cuda_include_options()
+                + (f"--gpu-architecture={arch.replace('sm_', 'compute_')}",)]
         result = lib.nvrtcCompileProgram(prog, len(opts), (ctypes.c_char_p * len(opts))(*opts))
         size = ctypes.c_size_t()
         lib.nvrtcGetProgramLogSize(prog, ctypes.byref(size))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from dataclasses import dataclass
+from typing import ClassVar
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -195,6 +196,167 @@ class ThreadTile2DConfig(KernelConfig):
         return (ceil_div(N, self.BN), ceil_div(M, self.BM), 1)
 
 
+@dataclass(frozen=True)
+class PaddedTile2DConfig(ThreadTile2DConfig):
+    """05's configuration with PAD unused floats after each row of As (stage 06's padding)."""
+    BM: int = 128  # default: the 8 x 8 thread tile, where 05's shared loads conflict
+    BN: int = 128
+    BK: int = 16
+    TM: int = 8
+    TN: int = 8
+    PAD: int = 1
+
+    def static_shared_bytes(self) -> int:
+        return (self.BM * (self.BK + self.PAD) + self.BK * self.BN) * 4
+
+    def validate(self) -> None:
+        self._rule(self.PAD >= 0, f"PAD = {self.PAD}: a row of As can be padded by 0 or more floats.")
+        _thread_tile_rules(self, self.TN)
+
+    def template_args(self):
+        return (self.BM, self.BN, self.BK, self.TM, self.TN, self.PAD)
+
+
+def _vector_rules(config: KernelConfig, a_run: int = 4) -> None:
+    """The rules of the float4 stages (07 on): a thread's results in runs of 4 rows and columns,
+    B's tile copied in runs of 4 floats, A's in runs of `a_run` (1 for 09's asynchronous copies)."""
+    BM, BN, BK, TM, TN = config.BM, config.BN, config.BK, config.TM, config.TN
+    config._rule(min(BM, BN, BK, TM, TN) >= 1, "every tile size must be at least 1.")
+    config._rule(TM % 4 == 0 and TN % 4 == 0, f"TM = {TM} and TN = {TN} must be multiples of 4 (a thread's rows "
+                                              "and columns come in runs of 4, read with one 16-byte load).")
+    config._rule(BK % a_run == 0, f"BK = {BK} must be a multiple of {a_run} (rows of A's tile are copied in runs "
+                                  f"of {a_run}).")
+    config._rule(BM % TM == 0 and BN % TN == 0, f"BM = {BM} and BN = {BN} must be multiples of TM = {TM} and "
+                                                f"TN = {TN} (the block tile splits into whole thread tiles).")
+    threads = config.threads()
+    config._rule(threads <= 1024, f"the block has BM*BN/(TM*TN) = {threads} threads; a block holds at most 1024.")
+    config._rule(BM * BK // a_run % threads == 0,
+                 f"the {threads} threads copy A's tile in runs of {a_run} floats in whole passes, so "
+                 f"BM*BK/{a_run} = {BM * BK // a_run} must be a multiple of the threads.")
+    config._rule(BK * BN // 4 % threads == 0, f"the {threads} threads copy B's tile in runs of 4 floats in whole "
+                                              f"passes, so BK*BN/4 = {BK * BN // 4} must be a multiple of the threads.")
+    config._rule(config.static_shared_bytes() <= 48 * 1024,
+                 f"the tiles take {config.static_shared_bytes()} bytes of static shared memory "
+                 f"({config.SHARED_FORMULA}); a block may have at most 48 KiB (49152 bytes).")
+
+
+@dataclass(frozen=True)
+class VectorizedConfig(ThreadTile2DConfig):
+    """05's configuration for the float4 kernel of stage 07: a thread's TM x TN results are runs
+    of 4 rows and 4 columns spread over the block tile."""
+    BM: int = 128  # default: the fastest on an H200 (results/stages_06_09_h200_2026-11-22/)
+    BN: int = 128
+    BK: int = 16
+    TM: int = 8
+    TN: int = 8
+    SHARED_FORMULA: ClassVar[str] = "(BM + BN) x BK x 4"
+
+    def validate(self) -> None:
+        _vector_rules(self)
+
+
+@dataclass(frozen=True)
+class WarpTileConfig(KernelConfig):
+    """A BM x BN block tile split into WM x WN warp tiles, each into 32 thread tiles of TM x TN
+    (in runs of 4); float4 copies, A transposed in shared memory (stage 08)."""
+    BM: int = 128  # default: the fastest on an H200 (results/stages_06_09_h200_2026-11-22/)
+    BN: int = 128
+    BK: int = 16
+    WM: int = 32
+    WN: int = 64
+    TM: int = 8
+    TN: int = 8
+    SHARED_FORMULA: ClassVar[str] = "(BM + BN) x BK x 4"
+
+    def threads(self) -> int:
+        return self.BM * self.BN // (self.TM * self.TN)
+
+    def static_shared_bytes(self) -> int:
+        return (self.BM + self.BN) * self.BK * 4
+
+    def validate(self) -> None:
+        self._warp_rules()
+        _vector_rules(self)
+
+    def _warp_rules(self) -> None:
+        BM, BN, WM, WN, TM, TN = self.BM, self.BN, self.WM, self.WN, self.TM, self.TN
+        self._rule(min(WM, WN) >= 1, "every tile size must be at least 1.")
+        self._rule(BM % WM == 0 and BN % WN == 0, f"BM = {BM} and BN = {BN} must be multiples of WM = {WM} and "
+                                                  f"WN = {WN} (the block tile splits into whole warp tiles).")
+        self._rule(WM % max(TM, 1) == 0 and WN % max(TN, 1) == 0,
+                   f"WM = {WM} and WN = {WN} must be multiples of TM = {TM} and TN = {TN} (a warp tile splits "
+                   "into whole thread tiles).")
+        lanes = (WM // max(TM, 1), WN // max(TN, 1))
+        self._rule(lanes[0] * lanes[1] == 32, f"a warp tile holds (WM/TM) x (WN/TN) = {lanes[0]} x {lanes[1]} thread "
+                                              "tiles; a warp has 32 threads, so the product must be 32.")
+        self._rule(lanes[0] % 2 == 0, f"WM/TM = {lanes[0]} must be even (lanes pair up in rows of the warp tile).")
+
+    def template_args(self):
+        return (self.BM, self.BN, self.BK, self.WM, self.WN, self.TM, self.TN)
+
+    def block(self):
+        return (self.threads(), 1, 1)
+
+    def grid(self, M, N):
+        return (ceil_div(N, self.BN), ceil_div(M, self.BM), 1)
+
+
+@dataclass(frozen=True)
+class DoubleBufferConfig(WarpTileConfig):
+    """08's configuration with two shared buffers; MIN_BLOCKS is the blocks per SM the compiler
+    must leave registers for (__launch_bounds__)."""
+    BM: int = 128  # default: the fastest on an H200 (results/stages_06_09_h200_2026-11-22/)
+    BN: int = 256
+    BK: int = 8
+    WM: int = 64
+    WN: int = 64
+    TM: int = 8
+    TN: int = 16
+    MIN_BLOCKS: int = 1
+    SHARED_FORMULA: ClassVar[str] = "2 x (BM + BN) x BK x 4: two buffers"
+
+    def static_shared_bytes(self) -> int:
+        return 2 * (self.BM + self.BN) * self.BK * 4
+
+    def validate(self) -> None:
+        self._rule(self.MIN_BLOCKS >= 1, f"MIN_BLOCKS = {self.MIN_BLOCKS}: at least one block fits on an SM.")
+        super().validate()
+
+    def template_args(self):
+        return super().template_args() + (self.MIN_BLOCKS,)
+
+
+@dataclass(frozen=True)
+class AsyncCopyConfig(DoubleBufferConfig):
+    """09_double_buffering's configuration with STAGES shared buffers filled by asynchronous
+    copies; A is copied a float at a time into rows of BM + 4 floats (the 4 avoid conflicts)."""
+    BM: int = 128  # default: the fastest on an H200 (results/stages_06_09_h200_2026-11-22/)
+    BN: int = 128
+    BK: int = 8
+    WM: int = 32
+    WN: int = 64
+    TM: int = 8
+    TN: int = 8
+    STAGES: int = 3
+    MIN_BLOCKS: int = 2
+    PAD: ClassVar[int] = 4  # a constant of the kernel, not a template parameter
+    SHARED_FORMULA: ClassVar[str] = "STAGES x (BM + 4 + BN) x BK x 4"
+
+    def static_shared_bytes(self) -> int:
+        return self.STAGES * (self.BM + self.PAD + self.BN) * self.BK * 4
+
+    def validate(self) -> None:
+        self._rule(self.STAGES >= 2, f"STAGES = {self.STAGES}: one stage is computed on while the next ones "
+                                     "load, so at least 2.")
+        self._rule(self.BK % 2 == 0, f"BK = {self.BK} must be even (steps k and k+1 alternate tile after tile).")
+        self._rule(self.MIN_BLOCKS >= 1, f"MIN_BLOCKS = {self.MIN_BLOCKS}: at least one block fits on an SM.")
+        self._warp_rules()
+        _vector_rules(self, a_run=1)
+
+    def template_args(self):
+        return (self.BM, self.BN, self.BK, self.WM, self.WN, self.TM, self.TN, self.STAGES, self.MIN_BLOCKS)
+
+
 # ---- stages and their kernels --------------------------------------------------------------
 @dataclass(frozen=True)
 class Variant:
@@ -272,10 +434,45 @@ STAGES: tuple[Stage, ...] = (
                 (ThreadTile2DConfig(128, 128, 8, 8, 8), ThreadTile2DConfig(16, 16, 4, 2, 2),
                  ThreadTile2DConfig(12, 12, 4, 3, 3), ThreadTile2DConfig(64, 32, 8, 8, 4))),
     )),
-    Stage("06", "bank_conflicts", "Bank conflicts", "Measuring and removing shared-memory bank conflicts"),
-    Stage("07", "vectorized_access", "Vectorized access", "float4 loads and stores"),
-    Stage("08", "warp_tiling", "Warp tiling", "A warp tile between the block and the thread tile"),
-    Stage("09", "double_buffering", "Double buffering", "Prefetching the next tile; cp.async pipelines"),
+    Stage("06", "bank_conflicts", "Bank conflicts", "Measuring and removing shared-memory bank conflicts", (
+        Variant("06_padded", "sgemm_padded", "05 with PAD unused floats after each row of As",
+                PaddedTile2DConfig, PaddedTile2DConfig(),
+                (PaddedTile2DConfig(128, 128, 8, 8, 8), PaddedTile2DConfig(128, 128, 16, 16, 4),
+                 PaddedTile2DConfig(128, 128, 8, 8, 8, 4), PaddedTile2DConfig(12, 12, 4, 3, 3, 1))),
+        Variant("06_transposed_a", "sgemm_transposed_a", "05 with A's tile stored transposed in shared memory",
+                ThreadTile2DConfig, ThreadTile2DConfig(128, 128, 16, 8, 8),
+                (ThreadTile2DConfig(128, 128, 8, 8, 8), ThreadTile2DConfig(128, 128, 16, 16, 4),
+                 ThreadTile2DConfig(12, 12, 4, 3, 3))),
+        Variant("06_swizzled", "sgemm_swizzled", "05 with an XOR swizzle of As's columns",
+                ThreadTile2DConfig, ThreadTile2DConfig(128, 128, 16, 8, 8),
+                (ThreadTile2DConfig(128, 128, 8, 8, 8), ThreadTile2DConfig(128, 128, 16, 16, 4),
+                 ThreadTile2DConfig(12, 12, 4, 3, 3))),
+    )),
+    Stage("07", "vectorized_access", "Vectorized access", "float4 loads and stores", (
+        Variant("07_vectorized", "sgemm_vectorized",
+                "16-byte global and shared accesses, A transposed, thread tiles in runs of 4",
+                VectorizedConfig, VectorizedConfig(),
+                (VectorizedConfig(128, 128, 8, 8, 8), VectorizedConfig(32, 32, 8, 4, 4),
+                 VectorizedConfig(64, 128, 16, 8, 4))),
+    )),
+    Stage("08", "warp_tiling", "Warp tiling", "A warp tile between the block and the thread tile", (
+        Variant("08_warp_tiling", "sgemm_warp_tiling", "07 with each warp owning a WM x WN tile of the block's",
+                WarpTileConfig, WarpTileConfig(),
+                (WarpTileConfig(128, 128, 8, 32, 64, 8, 8), WarpTileConfig(128, 128, 8, 64, 32, 8, 8),
+                 WarpTileConfig(32, 64, 8, 32, 64, 8, 8))),
+    )),
+    Stage("09", "double_buffering", "Double buffering", "Prefetching the next tile; cp.async pipelines", (
+        Variant("09_double_buffering", "sgemm_double_buffering",
+                "08 with the next tiles loaded into registers during the math, two shared buffers",
+                DoubleBufferConfig, DoubleBufferConfig(),
+                (DoubleBufferConfig(128, 128, 8, 32, 64, 8, 8, MIN_BLOCKS=2),
+                 DoubleBufferConfig(32, 64, 8, 32, 64, 8, 8, MIN_BLOCKS=1))),
+        Variant("09_async_copy", "sgemm_async_copy",
+                "09_double_buffering with STAGES buffers filled by asynchronous copies (sm_80+)",
+                AsyncCopyConfig, AsyncCopyConfig(),
+                (AsyncCopyConfig(STAGES=2), AsyncCopyConfig(STAGES=4),
+                 AsyncCopyConfig(32, 64, 8, 32, 64, 8, 8, STAGES=2, MIN_BLOCKS=1))),
+    )),
     Stage("10", "tensor_cores", "Tensor cores (TF32)", "wmma fragments on the tensor cores"),
     Stage("11", "autotuning", "Autotuning and the final ladder", "Searching tile sizes; every stage compared"),
 )

@@ -117,13 +117,19 @@ def _static_shared(config) -> int:
     return config.static_shared_bytes()
 
 
+SPILLS_AT_DEFAULT = {"06_swizzled"}
+
+
 @pytest.mark.parametrize("v", stages.variants(), ids=lambda v: v.name)
 def test_ptxas_resources_of_every_registered_kernel(v):
     r = resources.kernel_resources(v, arch="sm_90")
     assert r.arch == "sm_90" and r.name_expression == v.name_expression()
     assert 1 <= r.registers <= 255
     assert r.static_shared_bytes == _static_shared(v.default)
-    assert r.spills is False and r.local_bytes == 0      # these kernels keep everything in registers
+    # These kernels keep everything in registers, except where the XOR swizzle's extra index math
+    # pushes 8 x 8 at BK = 16 over 128 registers (measured on the H200 too; notebook 06 shows it).
+    spills = v.name in SPILLS_AT_DEFAULT
+    assert r.spills is spills and (r.local_bytes > 0) is spills
     threads = v.default.threads()
     assert r.threads_per_block == threads
     assert r.occupancy.active_blocks >= 1
