@@ -17,8 +17,12 @@ How it works
   the launch raises an exception naming the kernel, thread, block, array, index and source line,
   and the caller's arrays are left as they were.
 
-Limits: inline PTX (asm) is refused with a message; wmma fragments and asynchronous copies are
-for the stages that teach them (runtime/include is where their headers go). Tested on x86-64
+- Asynchronous copies (<cuda_pipeline.h>, runtime/include) are checked and traced where they are
+  issued and land in shared memory only when their thread waits for them, so a missing wait or
+  barrier shows up in the results and in the race check.
+
+Limits: inline PTX (asm) is refused with a message; wmma fragments are for the stage that teaches
+them (runtime/include is where their headers go). Tested on x86-64
 Linux with g++; clang++ and other platforms take the same code path but are not tested here.
 """
 

@@ -118,8 +118,9 @@ def _digest(*parts: str | bytes) -> str:
 
 
 def _runtime_sources() -> str:
-    return "".join((RUNTIME_DIR / n).read_text() for n in sorted(os.listdir(RUNTIME_DIR))
-                   if n.endswith((".h", ".cpp")))
+    """The runtime and every header a kernel may include from it (part of every cache key)."""
+    return "".join(p.read_text() for d in (RUNTIME_DIR, RUNTIME_DIR / "include") for p in sorted(d.iterdir())
+                   if p.suffix in (".h", ".cpp"))
 
 
 def _run(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess:

@@ -298,6 +298,9 @@ _FIXES = {
     "stack_overflow": "Fix: make per-thread local arrays smaller (they live in registers or local memory "
                       "on a GPU).",
     "crash": "Fix: look for a pointer that is not one of the kernel's arrays, or a division by zero.",
+    "async_copy": "Fix: __pipeline_memcpy_async(dst, src, bytes, zfill) copies 4, 8 or 16 bytes from a global "
+                  "array to a __shared__ one, both addresses multiples of the size; at the edges, fall back to "
+                  "4-byte copies or zero-fill (zfill = bytes, with src any valid address).",
 }
 
 
@@ -327,6 +330,8 @@ def _error(program: Program, kernel: str, text: str, code: int, stderr: str, arg
         assertion = "".join(ln + "\n" for ln in stderr.splitlines() if "Assertion" in ln or "assert" in ln)
         what = "failed an assert" if sig == signal.SIGABRT and assertion else f"crashed ({name}{', ' + detail if detail else ''})"
         return KernelCrashError(f"{kernel}: {_who(f)}{what}.{at}\n{assertion}{fix}".rstrip())
+    if kind == "async_copy":  # on a GPU: a misaligned or illegal address, or a trap in <cuda_pipeline.h>
+        return KernelCrashError(f"{kernel}: {_who(f)}{f.get('detail')}.{at}\n{_FIXES['async_copy']}")
     if kind == "too_much_shared":
         return LaunchConfigError(f"{kernel}: {f.get('detail')}.{at}\nFix: smaller tiles.")
     if kind == "no_shadow":

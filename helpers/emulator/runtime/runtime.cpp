@@ -119,6 +119,17 @@ void where(char* out, size_t n);
 // ---- fibers ---------------------------------------------------------------------------
 enum State { kRunnable, kWaitBlock, kWaitWarp, kWaitActive, kDone };
 
+// An asynchronous copy (cp.async, <cuda_pipeline.h>) issued and not yet landed in shared memory.
+// Its source is read when it is issued; its bytes reach shared memory only when the thread waits
+// for its group (__pipeline_wait_prior) or finishes, the latest moment a GPU allows, so that a
+// kernel reading a tile before waiting for it sees the tile's old contents.
+struct AsyncCopy {
+  char* dst;
+  unsigned char bytes[16];  // the source bytes, then the zero fill
+  unsigned size, group;     // group: how many __pipeline_commit calls came before it
+  void* pc;                 // the copy's call in the kernel, for traces
+};
+
 struct Fiber {
   __emu_thread t;  // first member: __emu_cur points here
   void* sp;
@@ -126,6 +137,8 @@ struct Fiber {
   int line;         // source line of the barrier it waits at
   unsigned result;  // __activemask()'s answer, set when the warp settles
   unsigned epoch, warp_epoch, seq;  // barriers and warp collectives passed, accesses traced
+  unsigned groups;                  // __pipeline_commit calls so far
+  std::vector<AsyncCopy> copies;    // in issue order
 };
 char* stacks = nullptr;  // one stack per thread of the block, each above an inaccessible guard page
 size_t stacks_span = 0;
@@ -221,6 +234,8 @@ inline void switch_to(int next) {
 }
 
 void describe_waits(char* out, size_t n);
+void land_async_copies(Fiber& f, unsigned keep_groups);
+void trace_pending_async_copies();
 
 // __activemask(): lanes of a warp run one after another here, so a lane cannot know which of
 // the others will reach the same point until each of them has either blocked somewhere or
@@ -296,6 +311,7 @@ void describe_waits(char* out, size_t n) {
 
 extern "C" void emu_fiber_main(Fiber* f) {
   entry->invoke(arg_ptrs.data());
+  land_async_copies(*f, 0);  // copies complete even if the thread never waited for them
   f->state = kDone;
   ++done_count;
   if (block_arrived > 0) {
@@ -349,6 +365,7 @@ static void arrive_block_barrier(int line, const char* what) {
 extern "C" void __emu_syncthreads(int line) {
   arrive_block_barrier(line, "__syncthreads");
   ++fibers[cur].epoch;
+  trace_pending_async_copies();
 }
 
 extern "C" int __emu_syncthreads_reduce(int line, int op, int predicate) {
@@ -359,6 +376,7 @@ extern "C" int __emu_syncthreads_reduce(int line, int op, int predicate) {
   if (block_arrived + 1 == nthreads) reduce_result = reduce_acc[op];
   arrive_block_barrier(line, "__syncthreads_count/and/or");
   ++fibers[cur].epoch;
+  trace_pending_async_copies();
   return reduce_result;
 }
 
@@ -569,6 +587,68 @@ inline void access(uintptr_t a, size_t n, int store, void* pc) {
   // Anything else is the thread's own stack or the runtime's data.
 }
 }  // namespace
+
+// ---- asynchronous copies (<cuda_pipeline.h>): global -> shared, landing when waited for --------
+namespace {
+void land_async_copies(Fiber& f, unsigned keep_groups) {
+  size_t kept = 0;
+  for (AsyncCopy& c : f.copies) {
+    if (c.group + keep_groups < f.groups) std::memcpy(c.dst, c.bytes, c.size);
+    else f.copies[kept++] = c;
+  }
+  f.copies.resize(kept);
+}
+
+// A copy in flight may write its shared bytes at any moment until it lands, so a trace records
+// its store again in every barrier interval it spans: an access of another thread anywhere in
+// that window is a race.
+void trace_pending_async_copies() {
+  if (!tracing) return;
+  for (const AsyncCopy& c : fibers[cur].copies) access((uintptr_t)c.dst, c.size, 1, c.pc);
+}
+
+bool in_shared(uintptr_t a) {
+  return a - (uintptr_t)smem_lo < sizeof __emu_static_smem || a - (uintptr_t)dyn_lo < kDynSmemReserve;
+}
+}  // namespace
+
+extern "C" void __emu_pipeline_memcpy_async(void* dst, const void* src, size_t size, size_t zfill) {
+  void* pc = __builtin_return_address(0);
+  uintptr_t d = (uintptr_t)dst, s = (uintptr_t)src;
+  if (size != 4 && size != 8 && size != 16)
+    fail("kind=async_copy;pc=%p;detail=__pipeline_memcpy_async copies 4, 8 or 16 bytes, not %zu", pc, size);
+  if (zfill > size)
+    fail("kind=async_copy;pc=%p;detail=__pipeline_memcpy_async zero-fills %zu of its %zu bytes: the zero fill "
+         "is at most the copy's size", pc, zfill, size);
+  if (!in_shared(d))
+    fail("kind=async_copy;pc=%p;detail=the destination of __pipeline_memcpy_async is not shared memory (it "
+         "copies global memory into a __shared__ array)", pc);
+  if (zfill < size && s - (uintptr_t)arena >= arena_span)
+    fail("kind=async_copy;pc=%p;detail=the source of __pipeline_memcpy_async is not one of the kernel's "
+         "arrays in global memory", pc);
+  if ((d | (zfill < size ? s : 0)) & (size - 1))
+    fail("kind=async_copy;pc=%p;detail=a %zu-byte __pipeline_memcpy_async needs source and destination "
+         "addresses that are multiples of %zu (misaligned address): the source is %zu bytes and the "
+         "destination %zu bytes past one", pc, size, size, (size_t)(s % size), (size_t)(d % size));
+  if (zfill < size) access(s, size - zfill, 0, pc);  // the GPU reads no source byte it zero-fills
+  access(d, size, 1, pc);
+  Fiber& f = fibers[cur];
+  if (f.copies.size() >= 65536)
+    fail("kind=async_copy;pc=%p;detail=this thread has 65536 asynchronous copies in flight: wait for them "
+         "(__pipeline_commit, then __pipeline_wait_prior)", pc);
+  AsyncCopy c = {(char*)dst, {}, (unsigned)size, f.groups, pc};
+  std::memcpy(c.bytes, src, size - zfill);
+  std::memset(c.bytes + (size - zfill), 0, zfill);
+  f.copies.push_back(c);
+}
+
+extern "C" void __emu_pipeline_commit() { ++fibers[cur].groups; }
+
+// All but the `prior` most recently committed groups have landed; copies issued since the last
+// commit belong to no group yet and are not waited for (as cp.async.wait_group).
+extern "C" void __emu_pipeline_wait_prior(size_t prior) {
+  land_async_copies(fibers[cur], prior > 8 ? 8u : (unsigned)prior);  // <cuda_pipeline.h> caps it at 8
+}
 
 // Two ways the compiler reaches these checks (compiler.py picks one per build):
 //  - "inline": it tests a shadow byte per 8 bytes before each access and calls
@@ -849,6 +929,8 @@ void run_block(unsigned linear) {
     f.state = kRunnable;
     f.line = 0;
     f.epoch = f.warp_epoch = f.seq = 0;
+    f.groups = 0;
+    f.copies.clear();
     // Stack tops staggered by cache lines: equally spaced tops would share L1 sets and evict
     // each other at every switch.
     f.sp = fiber_initial_sp(&f, stacks + (size_t)(i + 1) * (kStackBytes + kPage) - (size_t)(i % 64) * 64);

@@ -1,0 +1,148 @@
+// Stage 08: warp tiling.
+//
+// C = alpha * A * B + beta * C, row-major: A is M x K, B is K x N, C is M x N.
+// What changed from 07_vectorized: the warp becomes a level of the tiling. The block tile is cut
+// into warp tiles of WM x WN, one per warp, and a thread's TM x TN results lie inside its warp's
+// tile: TM/4 runs of 4 rows, one in each band of 4*(WM/TM) rows of the warp tile, and TN/4 runs
+// of 4 columns, one in each band of 4*(WN/TN) columns (siboehm's WMITER = TM/4, WNITER = TN/4).
+// The 32 lanes form a (WM/TM) x (WN/TN) grid over the warp tile, laid out for shared memory:
+// - A 16-byte shared load returns 512 bytes to a warp, in 4 passes of 128 bytes. If lanes n and
+//   n^1 (or n and n^2) always read the same 16 bytes, the pair is served once: 2 passes (NVIDIA's
+//   rule since sm_70; ncu shows it on sm_86 and sm_90). The lanes of one row of the grid read the
+//   same runs of A and those of one column the same runs of B, so lanes n and n^1 are put in one
+//   column and lanes n and n^2 in one row: lane bit 0 is the row's low bit, the next bits are
+//   the column, the rest the row's high bits. Every shared load of A or B takes 2 passes: 8 per
+//   step k for 8 x 8 results, where 07's layout (lanes n and n^1 in one row, never in one
+//   column) takes 2 per load of A and 4 per load of B, 12.
+// - The warp's footprint is a near-square WM x WN, so its lanes share what they read: per step k
+//   a 32 x 64 warp tile reads 8 runs of A and 16 of B (384 bytes) for its 2048 products, where
+//   07's warp, 2 rows x 16 columns of 8 x 8 thread tiles, reads 4 and 32 (576 bytes).
+// The warp tile also fixes where a warp's results lie in C, which the next stages (and tensor
+// cores later) build on.
+//
+// Template parameters:
+//   BM, BN  rows and columns of the block tile of C
+//   BK      the depth of the tiles of A (BM x BK) and B (BK x BN) staged in shared memory
+//   WM, WN  rows and columns of a warp's tile (BM % WM == 0, BN % WN == 0)
+//   TM, TN  rows and columns of a thread's results, multiples of 4; (WM/TM) * (WN/TN) == 32, WM/TM even
+// The block has (BM/WM) * (BN/WN) warps, BM*BN/(TM*TN) threads (at most 1024); BK is a multiple
+// of 4, and both tiles are a whole number of passes of the block in runs of 4:
+// (BM*BK/4) % threads == 0 and (BK*BN/4) % threads == 0.
+// Preconditions: none (tiles at the edges are padded with zeros; every access is bounds-checked;
+// the 16-byte path is taken only where it is aligned. cudaMalloc and CuPy give 256-byte aligned
+// arrays, so with K % 4 == 0 and N % 4 == 0 every global access of an interior tile is 16 bytes).
+// Launch: block (BM*BN/(TM*TN)), grid (ceil(N / BN), ceil(M / BM)).
+
+// The 4 floats p[0..3] of a row, of which the first `count` lie inside the matrix (the others
+// read as 0): one 16-byte load when all 4 do and `aligned` says p is 16-byte aligned, else up
+// to 4 checked 4-byte loads.
+__device__ __forceinline__ float4 load4(const float* p, int count, bool aligned) {
+  if (aligned && count >= 4) return *reinterpret_cast<const float4*>(p);
+  return make_float4(count > 0 ? p[0] : 0.0f, count > 1 ? p[1] : 0.0f, count > 2 ? p[2] : 0.0f,
+                     count > 3 ? p[3] : 0.0f);
+}
+
+template <int BM, int BN, int BK, int WM, int WN, int TM, int TN>
+__global__ void __launch_bounds__(BM * BN / TM / TN)
+    sgemm_warp_tiling(int M, int N, int K, float alpha, const float* __restrict__ A,
+                      const float* __restrict__ B, float beta, float* __restrict__ C) {
+  constexpr int NUM_THREADS = BM * BN / TM / TN;
+  constexpr int WARP_COLS = BN / WN;                       // the warps' grid over the block tile
+  constexpr int LANE_ROWS = WM / TM, LANE_COLS = WN / TN;  // the lanes' grid over a warp tile
+  static_assert(BM >= 1 && BN >= 1 && BK >= 1 && TM >= 1 && TN >= 1, "tile sizes are at least 1");
+  static_assert(TM % 4 == 0 && TN % 4 == 0, "a thread's rows and columns come in runs of 4");
+  static_assert(BK % 4 == 0, "the A tile's rows are copied in runs of 4 floats: BK % 4 == 0");
+  static_assert(BM % WM == 0 && BN % WN == 0, "the block tile splits into whole warp tiles");
+  static_assert(WM % TM == 0 && WN % TN == 0, "a warp tile splits into whole thread tiles");
+  static_assert(LANE_ROWS * LANE_COLS == 32, "a warp tile holds 32 thread tiles: (WM/TM) * (WN/TN) == 32");
+  static_assert(LANE_ROWS % 2 == 0, "lanes pair up in rows of the warp tile: WM/TM is even");
+  static_assert(NUM_THREADS <= 1024, "a block holds at most 1024 threads: BM*BN/(TM*TN) <= 1024");
+  static_assert((BM * BK / 4) % NUM_THREADS == 0, "the block copies the A tile in whole passes of runs of 4");
+  static_assert((BK * BN / 4) % NUM_THREADS == 0, "the block copies the B tile in whole passes of runs of 4");
+  static_assert((BM + BN) * BK * sizeof(float) <= 48 * 1024, "static shared memory is at most 48 KiB");
+  __shared__ __align__(16) float As[BK][BM];  // (BM, BK) tile of A, transposed: As[k][m] is A's (m, k)
+  __shared__ __align__(16) float Bs[BK][BN];  // (BK, BN) tile of B
+  const int tid = threadIdx.x;
+  const int warp = tid / 32, lane = tid % 32;
+  const int warpRow = warp / WARP_COLS, warpCol = warp % WARP_COLS;
+  // Lane bit 0 -> row, the next bits -> column, the rest -> row: lanes n and n^1 share a column
+  // (their runs of B), lanes n and n^2 a row (their runs of A).
+  const int laneRow = lane / (2 * LANE_COLS) * 2 + lane % 2, laneCol = lane / 2 % LANE_COLS;
+  // The block tile's row of the thread's first run of A and column of its first run of B; run g
+  // lies g bands of 4*LANE_ROWS rows (4*LANE_COLS columns) further on.
+  const int rowBase = warpRow * WM + laneRow * 4, colBase = warpCol * WN + laneCol * 4;
+  const int blockRow = blockIdx.y * BM, blockCol = blockIdx.x * BN;
+  // Whether a run of 4 floats starting at a multiple of 4 is 16-byte aligned, per matrix.
+  const bool alignedA = K % 4 == 0 && reinterpret_cast<size_t>(A) % 16 == 0;
+  const bool alignedB = N % 4 == 0 && reinterpret_cast<size_t>(B) % 16 == 0;
+  const bool alignedC = N % 4 == 0 && reinterpret_cast<size_t>(C) % 16 == 0;
+  const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);  // what the tiles hold past the edges
+  float acc[TM][TN] = {};  // (TM, TN) results in registers
+  float a[TM], b[TN];      // the thread's values of A and of B for one step k
+  for (int k0 = 0; k0 < K; k0 += BK) {
+    // Copy the tiles in passes of NUM_THREADS runs of 4 floats: consecutive threads take
+    // consecutive runs along a row (coalesced reads).
+#pragma unroll
+    for (int pass = 0; pass < BM * BK / 4 / NUM_THREADS; ++pass) {
+      const int e = pass * NUM_THREADS + tid;
+      const int r = e / (BK / 4), c = e % (BK / 4) * 4;  // A's (r, c .. c+3) of the tile
+      const int row = blockRow + r, col = k0 + c;
+      const float4 v = row < M ? load4(&A[row * K + col], K - col, alignedA) : zero;
+      As[c + 0][r] = v.x;  // transposed: 4 stores, down column r of As
+      As[c + 1][r] = v.y;
+      As[c + 2][r] = v.z;
+      As[c + 3][r] = v.w;
+    }
+#pragma unroll
+    for (int pass = 0; pass < BK * BN / 4 / NUM_THREADS; ++pass) {
+      const int e = pass * NUM_THREADS + tid;
+      const int r = e / (BN / 4), c = e % (BN / 4) * 4;  // B's (r, c .. c+3) of the tile
+      const int row = k0 + r, col = blockCol + c;
+      *reinterpret_cast<float4*>(&Bs[r][c]) = row < K ? load4(&B[row * N + col], N - col, alignedB) : zero;
+    }
+    __syncthreads();  // the tiles are complete before anyone reads them
+#pragma unroll
+    for (int k = 0; k < BK; ++k) {
+      // TM/4 + TN/4 shared loads of 16 bytes, then TM * TN multiply-adds from registers.
+#pragma unroll
+      for (int g = 0; g < TM / 4; ++g) {
+        const float4 v = *reinterpret_cast<const float4*>(&As[k][rowBase + g * 4 * LANE_ROWS]);
+        a[4 * g + 0] = v.x; a[4 * g + 1] = v.y; a[4 * g + 2] = v.z; a[4 * g + 3] = v.w;
+      }
+#pragma unroll
+      for (int g = 0; g < TN / 4; ++g) {
+        const float4 v = *reinterpret_cast<const float4*>(&Bs[k][colBase + g * 4 * LANE_COLS]);
+        b[4 * g + 0] = v.x; b[4 * g + 1] = v.y; b[4 * g + 2] = v.z; b[4 * g + 3] = v.w;
+      }
+#pragma unroll
+      for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] += a[i] * b[j];
+    }
+    __syncthreads();  // everyone is done reading before the next tiles overwrite them
+  }
+  // acc[i][j] belongs to row rowBase + (i/4)*4*LANE_ROWS + i%4 of the block tile and to column
+  // colBase + (j/4)*4*LANE_COLS + j%4; C is updated 4 columns at a time.
+#pragma unroll
+  for (int i = 0; i < TM; ++i) {
+    const int row = blockRow + rowBase + (i / 4) * 4 * LANE_ROWS + i % 4;
+    if (row >= M) continue;
+#pragma unroll
+    for (int g = 0; g < TN / 4; ++g) {
+      const int col = blockCol + colBase + g * 4 * LANE_COLS;
+      float* p = &C[row * N + col];
+      if (alignedC && col + 4 <= N) {
+        float4 v = *reinterpret_cast<const float4*>(p);
+        v.x = alpha * acc[i][4 * g + 0] + beta * v.x;
+        v.y = alpha * acc[i][4 * g + 1] + beta * v.y;
+        v.z = alpha * acc[i][4 * g + 2] + beta * v.z;
+        v.w = alpha * acc[i][4 * g + 3] + beta * v.w;
+        *reinterpret_cast<float4*>(p) = v;
+      } else {
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+          if (col + j < N) p[j] = alpha * acc[i][4 * g + j] + beta * p[j];
+      }
+    }
+  }
+}

@@ -1,0 +1,187 @@
+// Stage 09: double buffering.
+//
+// C = alpha * A * B + beta * C, row-major: A is M x K, B is K x N, C is M x N.
+// What changed from 08_warp_tiling: loading the next tiles overlaps computing on the current
+// ones, at two levels.
+// - Shared memory holds two tiles of A and two of B. While the block computes on tile t in one
+//   buffer, each thread's global loads of tile t+1 are already in flight into registers; after
+//   its BK steps it stores them into the other buffer. In 08 a warp waits for its global loads
+//   at every tile (hundreds of cycles), unless other warps have work; here the loads have a
+//   whole tile's arithmetic to arrive. One barrier per tile suffices: the buffer written during
+//   tile t was last read during tile t-1, before the barrier that ended it.
+// - Registers hold the values of A and B for two steps k: those of step k+1 are read from
+//   shared memory while the products of step k are formed, and those of step 0 of tile t+1
+//   right after the barrier, before the last step of tile t. A shared load then has a step's
+//   multiply-adds to arrive, and the barrier's wait overlaps that last step.
+// The cost: registers for the tiles in flight and the second set of values (8 + 16 more for
+// 128 x 128 x 8 with 8 x 8 results), and twice the shared memory. Left to itself the compiler
+// spends about 140 registers per thread on that configuration (NVRTC 12.9, sm_90), and an SM
+// then holds one block of 256 threads. __launch_bounds__(threads, MIN_BLOCKS) makes it fit
+// MIN_BLOCKS blocks per SM, at most 65536 / (MIN_BLOCKS * threads) registers per thread: with
+// MIN_BLOCKS = 2, 128 registers and no spills.
+//
+// Template parameters:
+//   BM, BN  rows and columns of the block tile of C
+//   BK      the depth of the tiles of A (BM x BK) and B (BK x BN) staged in shared memory
+//   WM, WN  rows and columns of a warp's tile (BM % WM == 0, BN % WN == 0)
+//   TM, TN  rows and columns of a thread's results, multiples of 4; (WM/TM) * (WN/TN) == 32, WM/TM even
+//   MIN_BLOCKS  blocks per SM the compiler must leave registers for (1: no limit beyond 255)
+// The block has (BM/WM) * (BN/WN) warps, BM*BN/(TM*TN) threads (at most 1024); BK is a multiple
+// of 4, and both tiles are a whole number of passes of the block in runs of 4:
+// (BM*BK/4) % threads == 0 and (BK*BN/4) % threads == 0. Shared memory: 2*(BM+BN)*BK floats.
+// Preconditions: none (tiles at the edges are padded with zeros; every access is bounds-checked;
+// the 16-byte path is taken only where it is aligned. cudaMalloc and CuPy give 256-byte aligned
+// arrays, so with K % 4 == 0 and N % 4 == 0 every global access of an interior tile is 16 bytes).
+// Launch: block (BM*BN/(TM*TN)), grid (ceil(N / BN), ceil(M / BM)).
+
+// The 4 floats p[0..3] of a row, of which the first `count` lie inside the matrix (the others
+// read as 0): one 16-byte load when all 4 do and `aligned` says p is 16-byte aligned, else up
+// to 4 checked 4-byte loads.
+__device__ __forceinline__ float4 load4(const float* p, int count, bool aligned) {
+  if (aligned && count >= 4) return *reinterpret_cast<const float4*>(p);
+  return make_float4(count > 0 ? p[0] : 0.0f, count > 1 ? p[1] : 0.0f, count > 2 ? p[2] : 0.0f,
+                     count > 3 ? p[3] : 0.0f);
+}
+
+template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int MIN_BLOCKS>
+__global__ void __launch_bounds__(BM * BN / TM / TN, MIN_BLOCKS)
+    sgemm_double_buffering(int M, int N, int K, float alpha, const float* __restrict__ A,
+                           const float* __restrict__ B, float beta, float* __restrict__ C) {
+  constexpr int NUM_THREADS = BM * BN / TM / TN;
+  constexpr int WARP_COLS = BN / WN;                       // the warps' grid over the block tile
+  constexpr int LANE_ROWS = WM / TM, LANE_COLS = WN / TN;  // the lanes' grid over a warp tile
+  constexpr int A_PASSES = BM * BK / 4 / NUM_THREADS, B_PASSES = BK * BN / 4 / NUM_THREADS;  // runs per thread
+  static_assert(BM >= 1 && BN >= 1 && BK >= 1 && TM >= 1 && TN >= 1, "tile sizes are at least 1");
+  static_assert(MIN_BLOCKS >= 1, "at least one block fits on an SM: MIN_BLOCKS >= 1");
+  static_assert(TM % 4 == 0 && TN % 4 == 0, "a thread's rows and columns come in runs of 4");
+  static_assert(BK % 4 == 0, "the A tile's rows are copied in runs of 4 floats: BK % 4 == 0");
+  static_assert(BM % WM == 0 && BN % WN == 0, "the block tile splits into whole warp tiles");
+  static_assert(WM % TM == 0 && WN % TN == 0, "a warp tile splits into whole thread tiles");
+  static_assert(LANE_ROWS * LANE_COLS == 32, "a warp tile holds 32 thread tiles: (WM/TM) * (WN/TN) == 32");
+  static_assert(LANE_ROWS % 2 == 0, "lanes pair up in rows of the warp tile: WM/TM is even");
+  static_assert(NUM_THREADS <= 1024, "a block holds at most 1024 threads: BM*BN/(TM*TN) <= 1024");
+  static_assert((BM * BK / 4) % NUM_THREADS == 0, "the block copies the A tile in whole passes of runs of 4");
+  static_assert((BK * BN / 4) % NUM_THREADS == 0, "the block copies the B tile in whole passes of runs of 4");
+  static_assert(2 * (BM + BN) * BK * sizeof(float) <= 48 * 1024, "static shared memory is at most 48 KiB");
+  __shared__ __align__(16) float As[2][BK][BM];  // two (BM, BK) tiles of A, transposed: As[s][k][m]
+  __shared__ __align__(16) float Bs[2][BK][BN];  // two (BK, BN) tiles of B
+  const int tid = threadIdx.x;
+  const int warp = tid / 32, lane = tid % 32;
+  const int warpRow = warp / WARP_COLS, warpCol = warp % WARP_COLS;
+  // Lane bit 0 -> row, the next bits -> column, the rest -> row: lanes n and n^1 share a column
+  // (their runs of B), lanes n and n^2 a row (their runs of A).
+  const int laneRow = lane / (2 * LANE_COLS) * 2 + lane % 2, laneCol = lane / 2 % LANE_COLS;
+  // The block tile's row of the thread's first run of A and column of its first run of B; run g
+  // lies g bands of 4*LANE_ROWS rows (4*LANE_COLS columns) further on.
+  const int rowBase = warpRow * WM + laneRow * 4, colBase = warpCol * WN + laneCol * 4;
+  const int blockRow = blockIdx.y * BM, blockCol = blockIdx.x * BN;
+  // Whether a run of 4 floats starting at a multiple of 4 is 16-byte aligned, per matrix.
+  const bool alignedA = K % 4 == 0 && reinterpret_cast<size_t>(A) % 16 == 0;
+  const bool alignedB = N % 4 == 0 && reinterpret_cast<size_t>(B) % 16 == 0;
+  const bool alignedC = N % 4 == 0 && reinterpret_cast<size_t>(C) % 16 == 0;
+  const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);  // what the tiles hold past the edges
+  float acc[TM][TN] = {};    // (TM, TN) results in registers
+  float a[2][TM], b[2][TN];  // the thread's values of A and of B for steps k and k+1
+  float4 aNext[A_PASSES], bNext[B_PASSES];  // its runs of the next tiles, from global memory
+
+  // Global memory -> registers: this thread's runs of 4 of the tiles at depth k0, in passes of
+  // NUM_THREADS runs (consecutive threads take consecutive runs along a row: coalesced reads).
+  auto loadTiles = [&](int k0) {
+#pragma unroll
+    for (int pass = 0; pass < A_PASSES; ++pass) {
+      const int e = pass * NUM_THREADS + tid;
+      const int r = e / (BK / 4), c = e % (BK / 4) * 4;  // A's (r, c .. c+3) of the tile
+      const int row = blockRow + r, col = k0 + c;
+      aNext[pass] = row < M ? load4(&A[row * K + col], K - col, alignedA) : zero;
+    }
+#pragma unroll
+    for (int pass = 0; pass < B_PASSES; ++pass) {
+      const int e = pass * NUM_THREADS + tid;
+      const int r = e / (BN / 4), c = e % (BN / 4) * 4;  // B's (r, c .. c+3) of the tile
+      const int row = k0 + r, col = blockCol + c;
+      bNext[pass] = row < K ? load4(&B[row * N + col], N - col, alignedB) : zero;
+    }
+  };
+  // Registers -> shared buffer s.
+  auto storeTiles = [&](int s) {
+#pragma unroll
+    for (int pass = 0; pass < A_PASSES; ++pass) {
+      const int e = pass * NUM_THREADS + tid;
+      const int r = e / (BK / 4), c = e % (BK / 4) * 4;
+      As[s][c + 0][r] = aNext[pass].x;  // transposed: 4 stores, down column r of As
+      As[s][c + 1][r] = aNext[pass].y;
+      As[s][c + 2][r] = aNext[pass].z;
+      As[s][c + 3][r] = aNext[pass].w;
+    }
+#pragma unroll
+    for (int pass = 0; pass < B_PASSES; ++pass) {
+      const int e = pass * NUM_THREADS + tid;
+      const int r = e / (BN / 4), c = e % (BN / 4) * 4;
+      *reinterpret_cast<float4*>(&Bs[s][r][c]) = bNext[pass];
+    }
+  };
+  // Shared buffer s, step k -> the values a[f], b[f]: TM/4 + TN/4 shared loads of 16 bytes.
+  auto loadValues = [&](int s, int k, int f) {
+#pragma unroll
+    for (int g = 0; g < TM / 4; ++g) {
+      const float4 v = *reinterpret_cast<const float4*>(&As[s][k][rowBase + g * 4 * LANE_ROWS]);
+      a[f][4 * g + 0] = v.x; a[f][4 * g + 1] = v.y; a[f][4 * g + 2] = v.z; a[f][4 * g + 3] = v.w;
+    }
+#pragma unroll
+    for (int g = 0; g < TN / 4; ++g) {
+      const float4 v = *reinterpret_cast<const float4*>(&Bs[s][k][colBase + g * 4 * LANE_COLS]);
+      b[f][4 * g + 0] = v.x; b[f][4 * g + 1] = v.y; b[f][4 * g + 2] = v.z; b[f][4 * g + 3] = v.w;
+    }
+  };
+
+  const int numTiles = (K + BK - 1) / BK;
+  loadTiles(0);
+  storeTiles(0);
+  __syncthreads();  // tile 0 is complete before anyone reads it
+  loadValues(0, 0, 0);
+  for (int t = 0; t < numTiles; ++t) {
+    const int s = t % 2;  // tile t is in buffer s, tile t+1 goes to buffer 1-s
+    const bool more = t + 1 < numTiles;
+    if (more) loadTiles((t + 1) * BK);  // in flight during the BK steps below
+#pragma unroll
+    for (int k = 0; k < BK; ++k) {
+      if (k + 1 < BK) {
+        loadValues(s, k + 1, (k + 1) % 2);
+      } else if (more) {
+        // Buffer 1-s was last read during tile t-1, before the barrier that ended it.
+        storeTiles(1 - s);
+        __syncthreads();  // tile t+1 is complete before anyone reads it
+        loadValues(1 - s, 0, 0);  // step 0 of tile t+1 (BK is even: slot (k+1)%2 == 0)
+      }
+      // TM * TN multiply-adds from registers, while the loads above are in flight.
+#pragma unroll
+      for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] += a[k % 2][i] * b[k % 2][j];
+    }
+  }
+  // acc[i][j] belongs to row rowBase + (i/4)*4*LANE_ROWS + i%4 of the block tile and to column
+  // colBase + (j/4)*4*LANE_COLS + j%4; C is updated 4 columns at a time.
+#pragma unroll
+  for (int i = 0; i < TM; ++i) {
+    const int row = blockRow + rowBase + (i / 4) * 4 * LANE_ROWS + i % 4;
+    if (row >= M) continue;
+#pragma unroll
+    for (int g = 0; g < TN / 4; ++g) {
+      const int col = blockCol + colBase + g * 4 * LANE_COLS;
+      float* p = &C[row * N + col];
+      if (alignedC && col + 4 <= N) {
+        float4 v = *reinterpret_cast<const float4*>(p);
+        v.x = alpha * acc[i][4 * g + 0] + beta * v.x;
+        v.y = alpha * acc[i][4 * g + 1] + beta * v.y;
+        v.z = alpha * acc[i][4 * g + 2] + beta * v.z;
+        v.w = alpha * acc[i][4 * g + 3] + beta * v.w;
+        *reinterpret_cast<float4*>(p) = v;
+      } else {
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+          if (col + j < N) p[j] = alpha * acc[i][4 * g + j] + beta * p[j];
+      }
+    }
+  }
+}

@@ -1,0 +1,213 @@
+"""Stages 08 (warp tiling) and 09 (double buffering; multi-stage cp.async pipeline) on a GPU:
+several configurations of each, with stage 07 and cuBLAS in the same run. Every kernel is a raw
+CuPy RawModule launch (NVRTC, options --std=c++17 -lineinfo), checked against cuBLAS at 4096^3
+before it is timed; then three interleaved timings (median of 50 launches each) of every
+kernel and of cuBLAS. Per kernel: registers, local memory (spills) and blocks per SM from the
+driver. A kernel that fails to compile, launch or verify is recorded with its error and skipped.
+With --sweep, the fastest 08, 09 double-buffering and 09 async-copy configurations and cuBLAS
+are also timed at square sizes 512 to 8192.
+    PYTHONPATH=. python tools/experiments/exp_08_09.py OUT.json [--sweep]"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+
+import cupy as cp
+
+from helpers import backend, bench
+
+backend.use("gpu")
+ROOT = Path(__file__).resolve().parents[2]
+OPTIONS = ("--std=c++17", "-lineinfo")
+S = 4096
+SIZES = (512, 1024, 2048, 4096, 6144, 8192)
+
+K07 = ("07", "kernels/07_vectorized.cu", "sgemm_vectorized")
+K08 = ("08", "kernels/08_warp_tiling.cu", "sgemm_warp_tiling")
+K09 = ("09db", "kernels/09_double_buffering.cu", "sgemm_double_buffering")
+K09A = ("09async", "kernels/09_async_copy.cu", "sgemm_async_copy")
+# (kernel, BM, BN, threads, template arguments). 08/09: (BM, BN, BK, WM, WN, TM, TN[, STAGES], MIN_BLOCKS).
+CANDIDATES = [
+    (K07, 128, 128, 256, (128, 128, 8, 8, 8)),
+    (K07, 128, 128, 256, (128, 128, 16, 8, 8)),
+    # 08: 8 x 8 results with 256 threads, and 8 x 16 with 128 (one 128 x 128 tile) or 256 threads
+    (K08, 128, 128, 256, (128, 128, 8, 32, 64, 8, 8)),
+    (K08, 128, 128, 256, (128, 128, 16, 32, 64, 8, 8)),
+    (K08, 128, 128, 256, (128, 128, 8, 64, 32, 8, 8)),
+    (K08, 128, 128, 128, (128, 128, 8, 64, 64, 8, 16)),
+    (K08, 128, 128, 128, (128, 128, 16, 64, 64, 8, 16)),
+    (K08, 128, 256, 256, (128, 256, 8, 64, 64, 8, 16)),
+    (K08, 128, 256, 256, (128, 256, 16, 64, 64, 8, 16)),
+    (K08, 256, 128, 256, (256, 128, 8, 64, 64, 16, 8)),
+    # 09, register-staged double buffering
+    (K09, 128, 128, 256, (128, 128, 8, 32, 64, 8, 8, 2)),
+    (K09, 128, 128, 256, (128, 128, 8, 32, 64, 8, 8, 1)),
+    (K09, 128, 128, 256, (128, 128, 16, 32, 64, 8, 8, 2)),
+    (K09, 128, 128, 256, (128, 128, 8, 64, 32, 8, 8, 2)),
+    (K09, 128, 128, 128, (128, 128, 8, 64, 64, 8, 16, 2)),
+    (K09, 128, 128, 128, (128, 128, 16, 64, 64, 8, 16, 2)),
+    (K09, 128, 256, 256, (128, 256, 8, 64, 64, 8, 16, 1)),
+    (K09, 256, 128, 256, (256, 128, 8, 64, 64, 16, 8, 1)),
+    # 09, cp.async pipeline with STAGES stages
+    (K09A, 128, 128, 256, (128, 128, 8, 32, 64, 8, 8, 2, 2)),
+    (K09A, 128, 128, 256, (128, 128, 8, 32, 64, 8, 8, 3, 2)),
+    (K09A, 128, 128, 256, (128, 128, 8, 32, 64, 8, 8, 4, 2)),
+    (K09A, 128, 128, 256, (128, 128, 8, 32, 64, 8, 8, 3, 1)),
+    (K09A, 128, 128, 256, (128, 128, 16, 32, 64, 8, 8, 2, 2)),
+    (K09A, 128, 128, 128, (128, 128, 8, 64, 64, 8, 16, 3, 2)),
+    (K09A, 128, 128, 128, (128, 128, 8, 64, 64, 8, 16, 4, 2)),
+    (K09A, 128, 256, 256, (128, 256, 8, 64, 64, 8, 16, 3, 1)),
+    (K09A, 256, 128, 256, (256, 128, 8, 64, 64, 16, 8, 3, 1)),
+]
+
+
+def include_options() -> tuple[str, ...]:
+    """-I for a directory holding <cuda_pipeline.h> (09 async), in case NVRTC's search path lacks it."""
+    roots = [os.environ.get("CUDA_PATH"), os.environ.get("CUDA_HOME"), cp.cuda.get_cuda_path(), "/usr/local/cuda"]
+    dirs = [Path(r) / "include" for r in roots if r]
+    try:
+        import nvidia
+        for base in nvidia.__path__:
+            dirs += sorted(Path(base).glob("*/include")) + sorted(Path(base).glob("*/*/include"))
+    except ImportError:
+        pass
+    found = [d for d in dirs if (d / "cuda_pipeline.h").exists()]
+    return (f"-I{found[0]}",) if found else ()
+
+
+class Candidate:
+    def __init__(self, kernel, BM, BN, threads, targs):
+        (self.stage, self.file, name) = kernel
+        self.expr = f"{name}<{', '.join(map(str, targs))}>"
+        self.BM, self.BN, self.threads = BM, BN, threads
+        self.label = f"{self.stage} {self.expr}"
+        self.fn, self.error, self.info = None, None, {}
+
+    def grid(self, M, N):
+        return (-(-N // self.BN), -(-M // self.BM))
+
+    def build(self, extra):
+        t0 = time.perf_counter()
+        try:
+            mod = cp.RawModule(code=(ROOT / self.file).read_text(), options=OPTIONS + extra,
+                               name_expressions=[self.expr])
+            self.fn = mod.get_function(self.expr)
+            blocks = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(self.fn.kernel.ptr, self.threads, 0)
+            self.info = {"regs": int(self.fn.num_regs), "local_bytes": int(self.fn.local_size_bytes),
+                         "static_smem": int(self.fn.shared_size_bytes), "blocks_per_sm": int(blocks),
+                         "compile_s": round(time.perf_counter() - t0, 1)}
+        except Exception as e:  # a compile or load error: record it, go on
+            self.error = f"build: {type(e).__name__}: {str(e)[-1500:]}"
+
+    def launcher(self, M, N, K, A, B, C):
+        args = (cp.int32(M), cp.int32(N), cp.int32(K), cp.float32(1), A, B, cp.float32(0), C)
+        grid, block = self.grid(M, N), (self.threads,)
+        return lambda: self.fn(grid, block, args)
+
+    def check(self, M, N, K, A, B, C, ref) -> bool:
+        try:
+            C.fill(1e30)  # finite poison: beta = 0 multiplies it, an element never written keeps it
+            self.launcher(M, N, K, A, B, C)()
+            cp.cuda.Device().synchronize()
+            rel = float(cp.max(cp.abs(C - ref)) / cp.max(cp.abs(ref)))
+            if not rel < 1e-5:
+                self.error = f"wrong at {M}x{N}x{K}: largest difference {rel:.3g} of the largest element"
+                return False
+            self.info.setdefault("max_rel_diff", {})[str(M)] = rel
+            return True
+        except Exception as e:
+            self.error = f"launch at {M}x{N}x{K}: {type(e).__name__}: {str(e)[-800:]}"
+            return False
+
+
+def time_rounds(runs: dict, M, N, K, rounds=3) -> dict:
+    """Interleaved rounds: every entry of `runs` (label -> zero-argument launch) once per round."""
+    out = {k: [] for k in runs}
+    for _ in range(rounds):
+        for k, f in runs.items():
+            out[k].append(round(bench.time_call(f, 10, 50).tflops(M, N, K), 3))
+    return out
+
+
+def median(xs):
+    return sorted(xs)[len(xs) // 2]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("--sweep", action="store_true", help="also time the best configurations at sizes 512..8192")
+    opts = ap.parse_args()
+    t_start = time.perf_counter()
+    extra = include_options()
+    print(f"extra NVRTC options: {extra or 'none'}", flush=True)
+    cands = [Candidate(*c) for c in CANDIDATES]
+    for c in cands:
+        c.build(extra if c.stage == "09async" else ())
+        print(f"{c.label:75s} {c.info or c.error}", flush=True)
+
+    A, B, C = bench.device_operands(S, S, S)
+    ref = A @ B
+    ok = [c for c in cands if c.fn is not None and c.check(S, S, S, A, B, C, ref)]
+    for c in cands:
+        if c.error:
+            print(f"FAILED {c.label}: {c.error}", flush=True)
+    Cb = cp.empty_like(C)
+    runs = {"cublas": lambda: cp.matmul(A, B, out=Cb)}
+    runs.update({c.label: c.launcher(S, S, S, A, B, C) for c in ok})
+    tf = time_rounds(runs, S, S, S)
+    cublas = median(tf["cublas"])
+    rows = []
+    for c in cands:
+        row = {"stage": c.stage, "file": c.file, "expr": c.expr, "block": c.threads, "grid_tile": [c.BM, c.BN],
+               **c.info, "error": c.error}
+        if c.label in tf:
+            row.update({"tflops_three_runs": tf[c.label], "tflops": median(tf[c.label]),
+                        "pct_cublas": round(100 * median(tf[c.label]) / cublas, 1)})
+        rows.append(row)
+    print(f"\n{'kernel':75s} {'TFLOP/s (3 runs)':>26s} {'%cuBLAS':>8s} regs blk/SM local")
+    print(f"{'cuBLAS (cupy.matmul, TF32 off)':75s} {str(tf['cublas']):>26s} {100.0:8.1f}")
+    for r in rows:
+        if "tflops" in r:
+            print(f"{r['stage'] + ' ' + r['expr']:75s} {str(r['tflops_three_runs']):>26s} {r['pct_cublas']:8.1f} "
+                  f"{r['regs']:4d} {r['blocks_per_sm']:6d} {r['local_bytes']:5d}")
+    out = {"provenance": bench.provenance("PYTHONPATH=. python tools/experiments/exp_08_09.py OUT.json"
+                                          + (" --sweep" if opts.sweep else "")),
+           "size": S, "nvrtc_options": list(OPTIONS), "extra_options_09async": list(extra),
+           "cublas_tflops_three_runs": tf["cublas"], "cublas_tflops": cublas, "rows": rows}
+
+    if opts.sweep:
+        best = {}
+        for stage in ("08", "09db", "09async"):
+            timed = [c for c in ok if c.stage == stage and c.label in tf]
+            if timed:
+                best[stage] = max(timed, key=lambda c: median(tf[c.label]))
+        sweep = []
+        for n in SIZES:
+            A2, B2, C2 = bench.device_operands(n, n, n)
+            ref2 = A2 @ B2
+            C2b = cp.empty_like(C2)
+            runs = {"cublas": lambda A2=A2, B2=B2, C2b=C2b: cp.matmul(A2, B2, out=C2b)}
+            for stage, c in best.items():
+                if c.check(n, n, n, A2, B2, C2, ref2):
+                    runs[c.label] = c.launcher(n, n, n, A2, B2, C2)
+                else:
+                    print(f"FAILED at {n}: {c.label}: {c.error}", flush=True)
+            t = time_rounds(runs, n, n, n)
+            row = {"size": n, "tflops_three_runs": t, "tflops": {k: median(v) for k, v in t.items()}}
+            sweep.append(row)
+            print(f"{n:5d} " + "  ".join(f"{k}: {median(v):.2f}" for k, v in t.items()), flush=True)
+            del A2, B2, C2, C2b, ref2
+            cp.get_default_memory_pool().free_all_blocks()
+        out["sweep"] = {"kernels": {s: c.label for s, c in best.items()}, "rows": sweep}
+
+    out["wall_s"] = round(time.perf_counter() - t_start, 1)
+    Path(opts.out).write_text(json.dumps(out, indent=1))
+    print(f"wrote {opts.out} in {out['wall_s']} s")
+
+
+if __name__ == "__main__":
+    main()
