@@ -55,8 +55,11 @@ def _array_names(trace: Trace, space: np.ndarray, buffer: np.ndarray, offset: np
 
 
 def requests(trace: Trace, space: str | None = None) -> list[Request]:
-    """The trace's accesses as warp requests, in order of block, warp and program order."""
+    """The trace's accesses as warp requests, in order of block, warp and program order. An
+    asynchronous copy still in flight at a barrier is recorded again after it (so that the race
+    check sees its store in every interval it spans); it is one request, counted once."""
     r = trace.records
+    r = r[r["repeat"] == 0]
     if space is not None:
         r = r[r["space"] == SPACES.index(space)]
     if r.size == 0:

@@ -56,7 +56,7 @@ class Trace:
 
 # Fields of Trace.records: those written by the runtime, plus warp, lane and source line.
 FIELDS = ("block", "thread", "warp", "lane", "epoch", "warp_epoch", "seq", "pc", "line", "space",
-          "buffer", "offset", "size", "op")
+          "buffer", "offset", "size", "op", "repeat")
 
 
 def sample_blocks(grid: tuple[int, int, int], count: int = 3) -> tuple[int, ...]:
@@ -92,8 +92,9 @@ def _expand(raw: RawTrace, program: emulator.Program) -> np.ndarray:
     out = np.zeros(r.size, dtype=[("block", "<u4"), ("thread", "<u2"), ("warp", "<u2"), ("lane", "u1"),
                                   ("epoch", "<u4"), ("warp_epoch", "<u4"), ("seq", "<u4"), ("pc", "<u8"),
                                   ("line", "<i4"), ("space", "u1"), ("buffer", "i1"), ("offset", "<i8"),
-                                  ("size", "u1"), ("op", "u1")])
-    for name in ("block", "thread", "epoch", "warp_epoch", "seq", "pc", "space", "buffer", "offset", "size", "op"):
+                                  ("size", "u1"), ("op", "u1"), ("repeat", "u1")])
+    for name in ("block", "thread", "epoch", "warp_epoch", "seq", "pc", "space", "buffer", "offset", "size", "op",
+                 "repeat"):
         out[name] = r[name]
     out["warp"] = r["thread"] // WARP
     out["lane"] = r["thread"] % WARP

@@ -114,6 +114,11 @@ def test_a_ring_of_stages_is_right_and_race_free(rng, stages):
     assert loads.size == threads * tiles and (loads["size"] == 4).all()
     in_loop = r[(r["line"] == marked_line("ring_copy")) & (r["space"] == 1)]
     assert (in_loop["op"] == 1).all() and in_loop.size == threads * (tiles - stages + 1) * (stages - 1)
+    # ... but the copy is one instruction: all records after the first are marked as repeats, and
+    # the warp requests count each copy once
+    assert (in_loop["repeat"] == 1).sum() == threads * (tiles - stages + 1) * (stages - 2)
+    copies = [q for q in memory.requests(t, "shared") if q.line == marked_line("ring_copy")]
+    assert sum(len(q.lanes) for q in copies) == threads * (tiles - stages + 1)
 
 
 def race_lines(name, threads=64, tiles=7):

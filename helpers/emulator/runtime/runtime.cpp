@@ -535,7 +535,8 @@ struct TraceRecord {  // 40 bytes; helpers/trace.py reads the same layout
   int8_t buffer;  // which device buffer (global accesses), else -1
   uint8_t space;  // 0 global, 1 static shared, 2 dynamic shared
   uint8_t size, op;  // op: 0 load, 1 store, 2 atomic
-  uint8_t pad[2];
+  uint8_t repeat;    // 1: an in-flight asynchronous copy's store, recorded again (see below)
+  uint8_t pad;
 };
 struct TraceHeader {
   uint64_t count, capacity;
@@ -543,6 +544,7 @@ struct TraceHeader {
 TraceHeader* trace_header = nullptr;
 TraceRecord* trace_records = nullptr;
 bool tracing = false;  // the running block is one of the traced ones
+bool tracing_repeat = false;  // the records being written repeat an earlier one (async copies)
 unsigned trace_block = 0;
 
 void trace(uintptr_t off, size_t n, int store, void* pc, int space, int buffer) {
@@ -561,6 +563,7 @@ void trace(uintptr_t off, size_t n, int store, void* pc, int space, int buffer) 
   r.space = (uint8_t)space;
   r.size = (uint8_t)n;
   r.op = (uint8_t)(__emu_atomic_depth ? 2 : store);
+  r.repeat = tracing_repeat;
 }
 
 inline void access(uintptr_t a, size_t n, int store, void* pc) {
@@ -604,7 +607,9 @@ void land_async_copies(Fiber& f, unsigned keep_groups) {
 // that window is a race.
 void trace_pending_async_copies() {
   if (!tracing) return;
+  tracing_repeat = true;  // for the race check only: the instruction ran once
   for (const AsyncCopy& c : fibers[cur].copies) access((uintptr_t)c.dst, c.size, 1, c.pc);
+  tracing_repeat = false;
 }
 
 bool in_shared(uintptr_t a) {
