@@ -2,11 +2,15 @@
 three 06 variants in the 8 x 8 configurations (where 05's shared reads conflict) and in 05's
 default 16 x 4, and 07 in its default (seed 004's V2 shape) and a few other shapes, against a
 measurement-only copy of seed 004's V2 design (the 39.0 TFLOP/s bar of ../shared/REFERENCE.md).
+07 is also measured with its unchecked loop switched off (every tile through the checked copy),
+to show what that loop is worth beside issuing all loads of a tile before its stores.
 Raw CuPy launches, NVRTC options as the course's ("--std=c++17", "-lineinfo"); each kernel is
 checked against cuBLAS, then timed three times, interleaved (median of 50 launches after 10
 warm-ups each); registers, shared and local memory from the compiled function. A kernel that
 does not compile or is wrong is recorded and skipped. After the timings (so that a fault cannot
-cost them), each course kernel is checked again at two odd shapes, beta != 0.
+cost them), each course kernel is checked again at odd shapes, beta != 0, one of them with
+interior tiles and a last partial tile (K % BK != 0), and one with A, B and C one float past a
+16-byte boundary (the kernels must fall back to 4-byte accesses).
     PYTHONPATH=. python tools/experiments/exp_06_07.py OUT.json"""
 import json
 import math
@@ -96,12 +100,25 @@ for cfg in (EIGHT_8, EIGHT_16, DEFAULT_05):
     SPECS.append(spec(f"06 transposed_a {cfg}", "06_transposed_a.cu", "sgemm_transposed_a", cfg))
     SPECS.append(spec(f"06 swizzled {cfg}", "06_swizzled.cu", "sgemm_swizzled", cfg))
 SPECS.append(spec(f"06 padded PAD=4 {EIGHT_8}", "06_padded.cu", "sgemm_padded", EIGHT_8 + (4,)))
-for cfg in (EIGHT_8, EIGHT_16, (128, 256, 16, 8, 8), (256, 128, 16, 8, 8), (128, 64, 16, 8, 4)):
+for cfg in (EIGHT_8, EIGHT_16, (128, 256, 16, 8, 8), (256, 128, 16, 8, 8), (128, 64, 16, 8, 4), (128, 64, 8, 8, 8)):
     SPECS.append(spec(f"07 vectorized {cfg}", "07_vectorized.cu", "sgemm_vectorized", cfg))
+SOURCE_07 = (KERNELS / "07_vectorized.cu").read_text()
+
+
+def edit_07(old, new):
+    """07's source with one edit, for a measurement (the edit must apply)."""
+    assert SOURCE_07.count(old) == 1, f"07_vectorized.cu no longer contains {old!r} once"
+    return SOURCE_07.replace(old, new)
+
+
+# 07 with every tile copied by the checked loop (its loads still all issued before its stores).
+CHECKED_07 = edit_07("const int kUnchecked = interior ? K / BK * BK : 0;", "const int kUnchecked = 0;")
 # 07 with the rows of the transposed A tile padded by 4 floats: its stores become conflict-free
-# for BK = 8 (2-way in 07 as written), reads stay 16-byte aligned. A source edit, measured only.
-PADDED_07 = (KERNELS / "07_vectorized.cu").read_text().replace("float As[BK][BM];", "float As[BK][BM + 4];")
+# for BK = 8 (2-way in 07 as written), reads stay 16-byte aligned.
+PADDED_07 = edit_07("float As[BK][BM];", "float As[BK][BM + 4];")
 for cfg in (EIGHT_8, EIGHT_16):
+    SPECS.append(spec(f"07, every tile checked {cfg}", "07_vectorized.cu (kUnchecked = 0)", "sgemm_vectorized",
+                      cfg, source=CHECKED_07))
     SPECS.append(spec(f"07 + As rows padded by 4 {cfg}", "07_vectorized.cu (As[BK][BM + 4])", "sgemm_vectorized",
                       cfg, source=PADDED_07))
 SPECS.append(spec("seed 004 V2 design (reference, no bounds checks)", "inline V2_REF", "v2_ref", EIGHT_8,
@@ -174,27 +191,35 @@ for k, r in rows.items():
     meta = results.get(k, {})
     print(f"{k:55s} {str(r):26s} {meta.get('regs', ''):>4} {meta.get('shared_bytes', ''):>5} {meta.get('local_bytes', ''):>6}")
 
-# Odd shapes, beta != 0: every edge path (scalar fallbacks where K % 4 or N % 4 != 0).
+# Odd shapes, beta != 0: every edge path (scalar fallbacks where K % 4 or N % 4 != 0), the unchecked
+# loop followed by a partial tile (1024 x 1024 x 1036), and operands 4 bytes past a 16-byte boundary.
 if broken is None:
     rng = cp.random.default_rng(1)
-    for M, N, K in ((1031, 1029, 1027), (1000, 1004, 1012), (7, 5, 3)):
-        a = rng.uniform(-1, 1, (M, K), dtype=cp.float32)
-        b = rng.uniform(-1, 1, (K, N), dtype=cp.float32)
-        c0 = rng.uniform(-1, 1, (M, N), dtype=cp.float32)
+
+    def operand(rows, cols, shifted):
+        """A random (rows, cols) array; shifted: a view one float into a larger one (misaligned)."""
+        flat = rng.uniform(-1, 1, rows * cols + 1, dtype=cp.float32)
+        return flat[1:].reshape(rows, cols) if shifted else flat[:-1].reshape(rows, cols)
+
+    for M, N, K, shifted in ((1031, 1029, 1027, False), (1000, 1004, 1012, False), (7, 5, 3, False),
+                             (1024, 1024, 1036, False), (1024, 1024, 1024, True)):
+        a, b, c0 = operand(M, K, shifted), operand(K, N, shifted), operand(M, N, shifted)
         ref = 1.25 * (a @ b) - 0.75 * c0
+        shape = f"{M}x{N}x{K}" + (", pointers + 4 bytes" if shifted else "")
         for k, (f, s) in runs.items():
             if not s["course"]:
                 continue
             try:
-                c = c0.copy()
+                c = operand(M, N, shifted)
+                c[...] = c0
                 f(grid(s, M, N), (s["threads"], 1, 1), args(M, N, K, 1.25, a, b, -0.75, c))
                 rel = float(cp.max(cp.abs(c - ref)) / cp.max(cp.abs(ref)))
-                results[k].setdefault("odd_shapes_max_rel_diff", {})[f"{M}x{N}x{K}"] = rel
+                results[k].setdefault("odd_shapes_max_rel_diff", {})[shape] = rel
                 if not rel < 1e-5:
-                    print(f"WRONG at {M}x{N}x{K}: {k}: {rel:.3g}", flush=True)
+                    print(f"WRONG at {shape}: {k}: {rel:.3g}", flush=True)
             except Exception:  # noqa: BLE001
-                results[k].setdefault("odd_shapes_max_rel_diff", {})[f"{M}x{N}x{K}"] = traceback.format_exc()[-1500:]
-                print(f"ERROR at {M}x{N}x{K}: {k}", flush=True)
+                results[k].setdefault("odd_shapes_max_rel_diff", {})[shape] = traceback.format_exc()[-1500:]
+                print(f"ERROR at {shape}: {k}", flush=True)
                 broken = True
                 break
         if broken:
