@@ -461,3 +461,301 @@ def check_05_exercise_2(answer) -> Feedback:
         return _wrong("every request takes at least one wavefront.")
     return _wrong(f"the words are right ({words}). Wavefronts = the most different words any one bank must serve; "
                   f"bank = word mod 32, and the words are threadCol * {c['TN']}.")
+
+
+# ---- stage 07 --------------------------------------------------------------------------------
+def _stage07_global_loads(M: int, N: int, K: int, fields: dict | None = None, first_tile: bool = False) -> dict:
+    """{array: (requests, widest bytes per lane)} of the global loads of block 0 of 07_vectorized
+    (default configuration with `fields` changed), traced on M x N x K; with first_tile, only the
+    loads before the block's first barrier (the copy of the first tiles)."""
+    from . import memory
+    v = stages.variant("07_vectorized")
+    tr = figures.kernel_trace(v, v.config(**(fields or {})), M, N, K)
+    out: dict[str, tuple[int, int]] = {}
+    for q in memory.requests(tr, "global"):
+        if q.op != "load" or q.block != tr.blocks[0] or (first_tile and q.epoch != 0):
+            continue
+        n, width = out.get(q.array, (0, 0))
+        out[q.array] = (n + 1, max(width, q.size))
+    return out
+
+
+def _ex07_1_shapes() -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    """Two problems one block tile big, two tiles deep: K % 4 == 0, and K one less."""
+    c = stages.variant("07_vectorized").default
+    return (c.BM, c.BN, 2 * c.BK), (c.BM, c.BN, 2 * c.BK - 1)
+
+
+def check_07_exercise_1(answer) -> Feedback:
+    """(with 16-byte loads, with the 4-byte fallback): global load requests the whole block issues
+    to copy the first tile of A (BM x BK floats), default configuration of 07_vectorized."""
+    pair = _whole_pair(answer, "(requests with K % 4 == 0, requests with K % 4 != 0)")
+    if isinstance(pair, Feedback):
+        return pair
+    c = stages.variant("07_vectorized").default
+    wide, narrow = _ex07_1_shapes()
+    (n16, w16), (n4, w4) = (_stage07_global_loads(*s, first_tile=True)["A"] for s in (wide, narrow))
+    want = (n16, n4)
+    warps = -(-c.threads() // WARP_SIZE)
+    floats = c.BM * c.BK
+    got16, got4 = pair
+    if pair == want:
+        return _right(f"A's tile is {c.BM} x {c.BK} = {floats} floats, {floats // 4} runs of 4. With K % 4 == 0 a lane "
+                      f"reads a run with one {w16}-byte load, so each of the {c.threads()} threads copies {floats // 4 // c.threads()} "
+                      f"run(s): {n16} warp requests. With K % 4 != 0 the rows of A start off the 16-byte grid and each "
+                      f"float of a run is its own {w4}-byte load: {n4} requests, four times as many, for the same bytes.")
+    if pair == want[::-1]:
+        return _wrong("the two numbers are swapped: the first is the 16-byte path (K % 4 == 0), which needs fewer "
+                      "requests.")
+    if pair == (n16 // warps, n4 // warps):
+        return _wrong(f"those are the requests of one warp. The block has {warps} warps, and each issues its own.")
+    if pair == (floats // 4, floats):
+        return _wrong(f"{floats // 4} and {floats} count the lanes' accesses. A request is one instruction of a warp: "
+                      f"{WARP_SIZE} lanes at once.")
+    if pair == (2 * n16, 2 * n4):
+        return _wrong("that is both tiles of a K = 2 x BK problem; count the copy of the first tile only.")
+    if got16 == got4:
+        return _wrong("the fallback (load4 with aligned == false) reads each of the 4 floats of a run with its own "
+                      "4-byte load: it cannot take as few requests as the 16-byte path.")
+    if got16 == n16:
+        return _wrong(f"the 16-byte count is right ({n16}). Without alignment, how many load instructions does a lane "
+                      f"need for one run of 4 floats?")
+    if got4 == n4:
+        return _wrong(f"the 4-byte count is right ({n4}). With 16-byte loads one instruction moves a whole run of 4 "
+                      f"floats: how many runs does the block copy, and how many lanes does a warp have?")
+    return _wrong(f"count runs of 4 floats in A's {c.BM} x {c.BK} tile, share them among the {c.threads()} threads "
+                  f"({warps} warps of {WARP_SIZE} lanes), then count warp instructions: one per run with 16-byte loads, "
+                  f"one per float without.")
+
+
+EX07_2_SIZE = (1000, 1002, 1024)   # M, N, K: which matrices take the 16-byte path?
+_MATRICES = ("A", "B", "C")
+
+
+def _matrix_set(answer):
+    """A set of matrix names from 'A', 'A, C', ['A', 'C'], {'a'}, '' or 'none'; or Feedback."""
+    if answer is None or answer is Ellipsis or (isinstance(answer, str) and answer.strip() in ("?", "...")):
+        return _wrong("replace the placeholder with the matrices read with 16-byte loads, e.g. {'A'} or "
+                      "'A, C'; set() or 'none' if none of them.")
+    if isinstance(answer, str):
+        text = answer.strip().upper()
+        items = [] if text in ("", "NONE") else [t for t in text.replace(",", " ").split() if t]
+        if len(items) == 1 and len(items[0]) > 1 and set(items[0]) <= set(_MATRICES):
+            items = list(items[0])   # "AC"
+    elif isinstance(answer, (set, frozenset, list, tuple)):
+        if not all(isinstance(a, str) for a in answer):
+            return _wrong(f"name the matrices with strings 'A', 'B', 'C'; got {answer!r}.")
+        items = [a.strip().upper() for a in answer]
+    else:
+        return _wrong(f"give the matrices as a set of names like {{'A', 'C'}} or a string like 'A, C'; got {answer!r}.")
+    unknown = sorted(set(items) - set(_MATRICES))
+    if unknown:
+        return _wrong(f"{', '.join(unknown)} is not one of the kernel's matrices; they are A, B and C.")
+    return set(items)
+
+
+def _ex07_2_wide() -> set:
+    """The matrices 07_vectorized reads with 16-byte loads at EX07_2_SIZE, traced on a small problem
+    with the same K % 4 and N % 4 (what decides the alignment of every row), beta != 0."""
+    M, N, K = EX07_2_SIZE
+    c = stages.variant("07_vectorized").default
+    small = (c.BM, c.BN + N % 4, c.BK + K % 4)
+    return {a for a, (_, width) in _stage07_global_loads(*small).items() if width == 16}
+
+
+def check_07_exercise_2(answer) -> Feedback:
+    """Which of A, B, C 07_vectorized reads with 16-byte loads for M x N x K = EX07_2_SIZE."""
+    got = _matrix_set(answer)
+    if isinstance(got, Feedback):
+        return got
+    M, N, K = EX07_2_SIZE
+    want = _ex07_2_wide()
+    show = lambda s: "{" + ", ".join(repr(x) for x in sorted(s)) + "}" if s else "none"   # noqa: E731
+    rows = {"A": ("K", K), "B": ("N", N), "C": ("N", N)}
+    why = "; ".join(f"{a}: rows of {d} = {n} floats, {4 * n} bytes, {'a' if n % 4 == 0 else 'not a'} multiple of 16"
+                    for a, (d, n) in rows.items())
+    if got == want:
+        return _right(f"{show(want)}. A run of 4 floats starting at column c (a multiple of 4) of row r lies at byte "
+                      f"4(r x row length + c) from the start: 16-byte aligned in every row only when the row length is "
+                      f"a multiple of 4. {why}. M plays no part. The others are read 4 bytes at a time, still correct.")
+    if ({"B", "C"} & got) and not {"B", "C"} <= got:
+        return _wrong("B and C both have rows of N floats, so their rows start on the same grid: they take the same "
+                      "path, both or neither.")
+    if got == {"B", "C"} and want == {"A"} or got == {"A"} and want == {"B", "C"}:
+        return _wrong("swapped: A is M x K, so its rows are K floats long; B (K x N) and C (M x N) have rows of N.")
+    if got == set(_MATRICES):
+        odd = [(d, n) for d, n in (("K", K), ("N", N)) if n % 4]
+        return _wrong("; ".join(f"{d} = {n} is not a multiple of 4 (even is not enough): in a matrix with rows of {n} "
+                                f"floats, row 1 starts {4 * n} bytes in, {4 * n % 16} bytes past a 16-byte boundary"
+                                for d, n in odd) + ".")
+    if not got:
+        return _wrong(f"the kernel checks each matrix on its own: {why}.")
+    return _wrong(f"the rule is per matrix: A's rows are K floats long, B's and C's N floats; a row of n floats keeps "
+                  f"every run of 4 on the 16-byte grid when n % 4 == 0. Here M = {M}, N = {N}, K = {K}.")
+
+
+EX07_3_CONFIG = dict(BM=128, BN=128, BK=16, TM=8, TN=16)   # 8 threads per row of the block
+
+
+def _ex07_3_wavefronts() -> tuple[int, int, int, int]:
+    """(wavefronts in 06's layout, in 07's, ways in 06's, ways in 07's) of warp 0's first load of
+    Bs as one 16-byte load per lane; 06_transposed_a's scalar b[0] request is counted as the
+    16-byte load b[0..3] the compiler may merge it into."""
+    import dataclasses
+    from . import memory
+    out = []
+    for name in ("06_transposed_a", "07_vectorized"):
+        v = stages.variant(name)
+        tr = figures.kernel_trace(v, v.config(**EX07_3_CONFIG), figures.TRACE_SIZE * 2)
+        req = next(q for q in figures.shared_requests(tr) if q.array == "Bs")
+        out.append(memory.banks(dataclasses.replace(req, size=16)))
+    return out[0].wavefronts, out[1].wavefronts, out[0].ways, out[1].ways
+
+
+def check_07_exercise_3(answer) -> Feedback:
+    """(06's layout, 07's layout): wavefronts of warp 0's first 16-byte load of Bs with
+    BM = BN = 128, BK = 16, TM = 8, TN = 16."""
+    pair = _whole_pair(answer, "(wavefronts in 06_transposed_a's layout, wavefronts in 07_vectorized's layout)")
+    if isinstance(pair, Feedback):
+        return pair
+    c = EX07_3_CONFIG
+    w06, w07, ways06, ways07 = _ex07_3_wavefronts()
+    per_row = c["BN"] // c["TN"]
+    quarters = WARP_SIZE // 8
+    if pair == (w06, w07):
+        return _right(f"a 16-byte request is served a quarter warp (8 lanes, 128 bytes) at a time: at best {quarters} "
+                      f"wavefronts. In 06's layout lane i of a quarter starts at word {c['TN']} x i (TN = {c['TN']} "
+                      f"contiguous columns each), so 8 lanes x 4 words fall in {32 // c['TN'] * 4} banks, "
+                      f"{ways06} words in each: {ways06}-way, {w06} wavefronts. In 07's they start at word 4 x i: "
+                      f"32 consecutive words, every bank once, {w07} wavefronts.")
+    if pair == (w07, w06):
+        return _wrong("the two numbers are swapped: the first is 06_transposed_a's layout (TN contiguous columns per "
+                      "thread).")
+    if pair == (ways06, ways07):
+        return _wrong(f"{ways06} and {ways07} are the ways of the worst conflict in a quarter warp. Wavefronts count "
+                      f"all passes of the request: {quarters} quarter warps, each taking as many passes as its worst "
+                      f"bank.")
+    if min(pair) < quarters:
+        return _wrong(f"a 16-byte request is served 8 lanes at a time (8 x 16 = 128 bytes, the 32 banks once), so "
+                      f"a warp's request takes at least {quarters} wavefronts.")
+    if pair[1] != w07:
+        return _wrong(f"in 07's layout the {per_row} threads of a row take consecutive runs of 4 columns in each band: "
+                      f"the 8 lanes of a quarter read 32 consecutive words. Which banks are they in?")
+    return _wrong(f"07's count is right. In 06's layout lane i (threadCol = i % {per_row}) reads words "
+                  f"{c['TN']} i .. {c['TN']} i + 3: bank = word mod 32. How many different words land in one bank "
+                  f"within a quarter warp, and how many quarters are there?")
+
+
+# ---- stage 06 --------------------------------------------------------------------------------
+EX06_1_CONFIG = dict(BM=128, BN=128, BK=8, TM=8, TN=8)   # warp 0 holds two thread rows: rows 0 and TM of As
+EX06_1_PADS = (1, 2, 3, 4, 8)
+
+
+def _first_shared_store(variant_name: str, fields: dict, array: str, M: int = figures.TRACE_SIZE):
+    v = stages.variant(variant_name)
+    tr = figures.kernel_trace(v, v.config(**fields), M)
+    req = next(q for q in figures.shared_requests(tr, op="store") if q.array == array)
+    return figures.bank_view(tr, req)
+
+
+def _pads(answer):
+    """A set of whole numbers from the learner's answer, or Feedback saying what is wrong with it."""
+    if _placeholder(answer) or (isinstance(answer, (set, frozenset)) and any(_placeholder(a) for a in answer)):
+        return _wrong(f"replace the placeholder with the values of PAD that work, as a set like {{1, 8}}; "
+                      f"choose from {', '.join(map(str, EX06_1_PADS))}.")
+    items = [answer] if isinstance(answer, (int, float)) and not isinstance(answer, bool) else answer
+    try:
+        values = [float(a) for a in items]
+    except (TypeError, ValueError):
+        return _wrong(f"give the values of PAD as a set of whole numbers, like {{1, 8}}; got {answer!r}.")
+    if any(isinstance(a, bool) for a in items) or any(not v.is_integer() for v in values):
+        return _wrong(f"PAD is a whole number of floats; give a set of whole numbers, like {{1, 8}}; got {answer!r}.")
+    return {int(v) for v in values}
+
+
+def check_06_exercise_1(answer) -> Feedback:
+    """Which of PAD = 1, 2, 3, 4, 8 leave warp 0's first load of As[threadRow * TM + i][k] in
+    06_padded (BM = BN = 128, BK = 8, TM = TN = 8) conflict-free, as the source writes it?"""
+    pads = _pads(answer)
+    if isinstance(pads, Feedback):
+        return pads
+    c = EX06_1_CONFIG
+    views = {p: _first_shared_load("06_padded", dict(c, PAD=p), "As") for p in EX06_1_PADS}
+    apart = {p: max(int(w) for w in v.words) - min(int(w) for w in v.words)    # words between the thread rows
+             for p, v in views.items()}
+    want = {p for p, v in views.items() if v.report.ways == 1}
+    bad = sorted(set(EX06_1_PADS) - want)
+    others = sorted(pads - set(EX06_1_PADS))
+    if others:
+        return _wrong(f"choose among PAD = {', '.join(map(str, EX06_1_PADS))}; "
+                      f"{', '.join(map(str, others))} {'is' if len(others) == 1 else 'are'} not among them.")
+    if pads == want:
+        return _right(f"warp 0 holds two thread rows (BN / TN = {c['BN'] // c['TN']} threads per row), which read rows "
+                      f"0 and TM = {c['TM']} of As. With rows BK + PAD floats long those are TM x (BK + PAD) words "
+                      f"apart: " + ", ".join(f"PAD = {p}: {apart[p]} (bank {apart[p] % 32})" for p in EX06_1_PADS)
+                      + f". Only a distance that is a multiple of 32 puts both words in one bank, so PAD = "
+                      f"{', '.join(map(str, sorted(want)))} work{'s' if len(want) == 1 else ''} and "
+                      f"{', '.join(map(str, bad))} do{'es' if len(bad) == 1 else ''} not. The row length need not be "
+                      f"odd. Which of the good ones keeps every row 8 bytes aligned, so that the compiler can still "
+                      f"read As[row][k] and As[row][k + 1] with one 8-byte load? Exercise 3 times it.")
+    for p in bad:
+        if p in pads:
+            return _wrong(f"PAD = {p} makes rows of {c['BK'] + p} floats, so the two thread rows of warp 0 read words "
+                          f"{c['TM']} x {c['BK'] + p} = {apart[p]} apart: {apart[p]} is {apart[p] // 32} x 32, the same "
+                          f"bank. " + ("PAD = 4 is the popular choice (rows stay 16 bytes aligned), and here it "
+                                       "fixes nothing." if p == 4 else
+                                       f"With TM = {c['TM']}, any row length that is a multiple of "
+                                       f"{next(n for n in range(1, 33) if c['TM'] * n % 32 == 0)} floats does that."))
+    missing = sorted(want - pads)
+    if missing:
+        return _wrong(f"{' and '.join(f'PAD = {p}' for p in missing)} work{'s' if len(missing) == 1 else ''} too: "
+                      + "; ".join(f"with PAD = {p} the thread rows are {c['TM']} x {c['BK'] + p} = {apart[p]} words "
+                                  f"apart, bank {apart[p] % 32} against bank 0" for p in missing)
+                      + ". Any distance that is not a multiple of 32 separates the banks; an odd row length is "
+                        "one way, not the only one.")
+    return _wrong("not yet. Warp 0 reads rows 0 and TM of As at one step; with rows of BK + PAD floats they are "
+                  "TM x (BK + PAD) words apart. Bank = word mod 32: which of the choices make that distance a "
+                  "multiple of 32?")
+
+
+EX06_2_FIELDS = ({"BK": 8}, {"BK": 16})   # 06_transposed_a, 128 x 128 block tile, 8 x 8 thread tiles
+
+
+def check_06_exercise_2(answer) -> Feedback:
+    """(ways for BK = 8, ways for BK = 16): the bank conflict of warp 0's first store into the
+    transposed tile As[c][r] in 06_transposed_a, BM = BN = 128, TM = TN = 8."""
+    pair = _pair(answer, "(ways of the store for BK = 8, ways for BK = 16)")
+    if isinstance(pair, Feedback):
+        return pair
+    views = [_first_shared_store("06_transposed_a", f, "As") for f in EX06_2_FIELDS]
+    want = tuple(v.report.ways for v in views)
+    banks = tuple(v.banks_used for v in views)
+    bm = stages.variant("06_transposed_a").default.BM
+    (bk8, bk16) = (f["BK"] for f in EX06_2_FIELDS)
+    if pair == want:
+        return _right(f"lane t copies element e = t of the tile: r = t / BK, c = t % BK, and writes As[c][r], word "
+                      f"c x {bm} + r. {bm} is a multiple of 32, so the bank is r alone: with BK = {bk8} the 32 lanes "
+                      f"cover r = 0..{32 // bk8 - 1}, {banks[0]} banks of {want[0]} words each ({want[0]}-way); with "
+                      f"BK = {bk16}, r = 0..{32 // bk16 - 1}, {banks[1]} banks of {want[1]} ({want[1]}-way). The reads "
+                      f"it buys are conflict-free; the copy pays for them once per tile.")
+    if pair == want[::-1]:
+        return _wrong(f"the two numbers are swapped: the first is BK = {bk8}.")
+    if pair == (1, 1):
+        return _wrong(f"that is the copy of 05 (and 06_swizzled), where lane t writes word t of a row. Here it writes "
+                      f"As[c][r]: neighbouring lanes move along c, {bm} floats apart.")
+    if pair == banks:
+        return _wrong(f"{banks[0]} and {banks[1]} are the banks the 32 lanes use. The conflict is how many "
+                      f"different words the busiest of them must serve: 32 lanes, all different words, spread over "
+                      f"those banks.")
+    if pair == (2, 2):
+        return _wrong("2-way is the copy into 06_padded's tile. Work out the words of the transposed store: "
+                      f"As[c][r] is word c x {bm} + r, with r = t / BK and c = t % BK for lane t.")
+    if 32 in pair:
+        return _wrong(f"the 32 lanes are not all in one bank: the bank of As[c][r] is r ({bm} is a multiple of 32), "
+                      f"and r = t / BK takes several values in a warp.")
+    if pair[0] == pair[1]:
+        return _wrong(f"the two tiles do not give the same conflict: with BK = {bk16} a warp's 32 elements cover "
+                      f"fewer rows r of A's tile than with BK = {bk8}. The bank of As[c][r] is r (since {bm} is a "
+                      f"multiple of 32): how many values of r does each take?")
+    return _wrong(f"write out lane t: r = t / BK, c = t % BK, word c x {bm} + r, bank = word mod 32. Count, per bank, "
+                  f"the different words the 32 lanes write.")

@@ -1,0 +1,183 @@
+"""Stage 07 (vectorized access): what notebook 07 claims, computed from traces of the kernel
+files, and its exercise checkers (the right answer, each wrong answer they recognise, malformed
+input). The traces run on the CPU emulator on every machine."""
+
+import dataclasses
+
+import pytest
+
+from helpers import exercises as ex
+from helpers import figures, memory, stages, verify
+
+V07 = stages.variant("07_vectorized")
+V06 = stages.variant("06_transposed_a")
+SAME = dataclasses.asdict(V07.default)       # 06 with 07's tile sizes
+
+
+def global_loads(variant, config, M, N, K):
+    """{array: (requests, bytes per lane of the widest, sectors, ideal sectors)} of block 0's loads."""
+    out = {}
+    for q in memory.requests(figures.kernel_trace(variant, config, M, N, K), "global"):
+        if q.op != "load":
+            continue
+        n, width, got, ideal = out.get(q.array, (0, 0, 0, 0))
+        s, i = memory.sectors(q)
+        out[q.array] = (n + 1, max(width, q.size), got + s, ideal + i)
+    return out
+
+
+# ---- claims of the notebook --------------------------------------------------------------------
+@pytest.mark.parametrize("M, N, K, wide", [
+    (128, 128, 64, {"A", "B", "C"}),
+    (128, 128, 63, {"B", "C"}),       # K % 4 != 0: A's rows leave the 16-byte grid
+    (128, 128, 62, {"B", "C"}),
+    (128, 127, 64, {"A"}),            # N % 4 != 0: B and C
+    (127, 128, 64, {"A", "B", "C"}),  # M plays no part
+])
+def test_the_trace_shows_which_matrices_take_16_byte_loads(M, N, K, wide):
+    loads = global_loads(V07, V07.default, M, N, K)
+    assert {a for a, (_, width, _, _) in loads.items() if width == 16} == wide
+    assert {a for a, (_, width, _, _) in loads.items() if width == 4} == {"A", "B", "C"} - wide
+
+
+def test_the_4_byte_fallback_takes_four_times_the_requests_and_more_sectors_each():
+    (n16, _, s16, i16), (n4, _, s4, i4) = (global_loads(V07, V07.default, 128, 128, K)["A"] for K in (64, 63))
+    assert n4 == 4 * n16
+    assert s16 == i16 == 16 * n16                    # 16-byte path: 16 sectors per request, all used
+    assert s4 / n4 > 4 * (i4 / n4)                   # fallback: lanes 16 bytes apart, rows off the sector grid
+
+
+def test_16_byte_copies_take_a_quarter_of_the_requests_for_the_same_sectors():
+    l06 = global_loads(V06, V06.config(**SAME), 128, 128, 64)
+    l07 = global_loads(V07, V07.default, 128, 128, 64)
+    for array in ("A", "B"):
+        assert l07[array][0] * 4 == l06[array][0]
+        assert l07[array][2] == l06[array][2]
+    assert l06["C"][2] / l06["C"][0] == 32 and l07["C"][2] / l07["C"][0] == 16   # 06: a sector per lane
+
+
+def test_runs_of_4_make_the_16_byte_shared_loads_conflict_free():
+    t06 = figures.kernel_trace(V06, V06.config(**SAME), 128, 128, 64)
+    t07 = figures.kernel_trace(V07, V07.default, 128, 128, 64)
+    merged = {q.array: memory.banks(dataclasses.replace(q, size=16)) for q in figures.shared_requests(t06)}
+    assert (merged["Bs"].ways, merged["Bs"].wavefronts) == (2, 8)       # 8 contiguous columns: 2-way
+    for q in figures.shared_requests(t07):
+        b = memory.banks(q)
+        assert q.size == 16 and b.ways == 1 and b.wavefronts == b.ideal == 4
+
+
+def test_the_kernel_issues_what_the_configuration_says():
+    c, K = V07.default, 64
+    tiles, warps = K // c.BK, c.threads() // 32
+    got = memory.per_line(figures.kernel_trace(V07, c, 128, 128, K)).groupby(["space", "op", "array"])["requests"].sum()
+    assert got[("global", "load", "A")] == tiles * c.BM * c.BK // 4 // 32
+    assert got[("global", "load", "B")] == tiles * c.BK * c.BN // 4 // 32
+    assert got[("shared", "load", "As")] == tiles * warps * c.BK * c.TM // 4
+    assert got[("shared", "load", "Bs")] == tiles * warps * c.BK * c.TN // 4
+
+
+@pytest.mark.parametrize("M, N, K", [(260, 136, 129), (136, 258, 130), (133, 131, 131), (129, 257, 132),
+                                     (260, 132, 68)])
+def test_correct_for_every_residue_of_K_and_N_modulo_4(M, N, K, cpu_backend):
+    check = verify.check(V07, verify.Shape("residue", M, N, K))
+    assert check.ok, check.details()
+
+
+# ---- exercise 1 --------------------------------------------------------------------------------
+def ex1_want():
+    c = V07.default
+    n16 = c.BM * c.BK // 4 // 32
+    return n16, 4 * n16, c.threads() // 32
+
+
+def test_exercise_1_right_answer():
+    n16, n4, _ = ex1_want()
+    f = ex.check_07_exercise_1((n16, n4))
+    assert f.ok and "four times as many" in f.message
+    assert ex.check_07_exercise_1([n16, n4]).ok
+
+
+@pytest.mark.parametrize("make, words", [
+    (lambda n16, n4, w: (n4, n16), "swapped"),
+    (lambda n16, n4, w: (n16 // w, n4 // w), "one warp"),
+    (lambda n16, n4, w: (32 * n16, 32 * n4), "lanes' accesses"),
+    (lambda n16, n4, w: (2 * n16, 2 * n4), "both tiles"),
+    (lambda n16, n4, w: (n16, n16), "cannot take as few"),
+    (lambda n16, n4, w: (n16, 2 * n16), "16-byte count is right"),
+    (lambda n16, n4, w: (n16 + 1, n4), "4-byte count is right"),
+    (lambda n16, n4, w: (n16 + 3, n4 + 5), "count runs of 4 floats"),
+])
+def test_exercise_1_wrong_answers_say_what_is_wrong(make, words):
+    f = ex.check_07_exercise_1(make(*ex1_want()))
+    assert not f.ok and words in f.message, f.message
+
+
+@pytest.mark.parametrize("answer, words", [(("?", "?"), "placeholder"), (None, "placeholder"),
+                                           ("sixteen", "two whole numbers"), ((1, 2, 3), "exactly two"),
+                                           ((1.5, 6), "whole numbers")])
+def test_exercise_1_malformed(answer, words):
+    f = ex.check_07_exercise_1(answer)
+    assert not f.ok and words in f.message, f.message
+
+
+# ---- exercise 2 --------------------------------------------------------------------------------
+def test_exercise_2_rule_from_the_trace():
+    M, N, K = ex.EX07_2_SIZE
+    assert ex._ex07_2_wide() == {m for m, n in (("A", K), ("B", N), ("C", N)) if n % 4 == 0} == {"A"}
+
+
+@pytest.mark.parametrize("answer", ["A", "a", {"A"}, ["a"], ("A",), " A "])
+def test_exercise_2_right_answer(answer):
+    f = ex.check_07_exercise_2(answer)
+    assert f.ok and "M plays no part" in f.message
+
+
+@pytest.mark.parametrize("answer, words", [
+    ({"A", "B", "C"}, "even is not enough"),
+    ({"B", "C"}, "swapped"),
+    (set(), "each matrix on its own"),
+    ("none", "each matrix on its own"),
+    ({"A", "B"}, "both or neither"),
+    ("AC", "both or neither"),
+    ({"C"}, "both or neither"),
+])
+def test_exercise_2_wrong_answers_say_what_is_wrong(answer, words):
+    f = ex.check_07_exercise_2(answer)
+    assert not f.ok and words in f.message, f.message
+
+
+@pytest.mark.parametrize("answer, words", [("?", "placeholder"), (None, "placeholder"), ({"D"}, "not one of"),
+                                           ([1], "with strings"), (5, "set of names")])
+def test_exercise_2_malformed(answer, words):
+    f = ex.check_07_exercise_2(answer)
+    assert not f.ok and words in f.message, f.message
+
+
+# ---- exercise 3 --------------------------------------------------------------------------------
+def test_exercise_3_answer_from_the_traces():
+    assert ex._ex07_3_wavefronts() == (16, 4, 4, 1)    # TN = 16: 4-way in 06's layout, none in 07's
+
+
+def test_exercise_3_right_answer():
+    f = ex.check_07_exercise_3((16, 4))
+    assert f.ok and "quarter warp" in f.message
+
+
+@pytest.mark.parametrize("answer, words", [
+    ((4, 16), "swapped"),
+    ((4, 1), "ways of the worst conflict"),
+    ((2, 1), "at least 4 wavefronts"),
+    ((16, 16), "32 consecutive words"),
+    ((8, 4), "07's count is right"),
+    ((4, 4), "07's count is right"),
+])
+def test_exercise_3_wrong_answers_say_what_is_wrong(answer, words):
+    f = ex.check_07_exercise_3(answer)
+    assert not f.ok and words in f.message, f.message
+
+
+@pytest.mark.parametrize("answer, words", [(("?", 4), "placeholder"), ("16, 4", "two whole numbers"),
+                                           ((16,), "exactly two")])
+def test_exercise_3_malformed(answer, words):
+    f = ex.check_07_exercise_3(answer)
+    assert not f.ok and words in f.message, f.message
