@@ -134,8 +134,9 @@ def _thread_tile_rules(config: KernelConfig, TN: int) -> None:
                                          "A's tile in whole passes, so BM*BK must be a multiple of the threads.")
     config._rule(BK * BN % threads == 0, f"the {threads} threads copy the BK x BN = {BK * BN} elements of "
                                          "B's tile in whole passes, so BK*BN must be a multiple of the threads.")
+    formula = getattr(config, "SHARED_FORMULA", "(BM + BN) x BK x 4")
     config._rule(config.static_shared_bytes() <= 48 * 1024,
-                 f"the tiles take (BM + BN) x BK x 4 = {config.static_shared_bytes()} bytes of static shared "
+                 f"the tiles take {formula} = {config.static_shared_bytes()} bytes of static shared "
                  "memory; a block may have at most 48 KiB (49152 bytes).")
 
 
@@ -205,6 +206,7 @@ class PaddedTile2DConfig(ThreadTile2DConfig):
     TM: int = 8
     TN: int = 8
     PAD: int = 1
+    SHARED_FORMULA: ClassVar[str] = "(BM x (BK + PAD) + BK x BN) x 4"
 
     def static_shared_bytes(self) -> int:
         return (self.BM * (self.BK + self.PAD) + self.BK * self.BN) * 4
