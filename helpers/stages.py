@@ -271,13 +271,13 @@ class WarpTileConfig(KernelConfig):
     WN: int = 64
     TM: int = 8
     TN: int = 8
-    SHARED_FORMULA: ClassVar[str] = "(BM + BN) x BK x 4"
+    SHARED_FORMULA: ClassVar[str] = "(BM + 4 + BN) x BK x 4: A's rows padded by 4"
 
     def threads(self) -> int:
         return self.BM * self.BN // (self.TM * self.TN)
 
     def static_shared_bytes(self) -> int:
-        return (self.BM + self.BN) * self.BK * 4
+        return (self.BM + 4 + self.BN) * self.BK * 4
 
     def validate(self) -> None:
         self._warp_rules()
@@ -311,17 +311,17 @@ class DoubleBufferConfig(WarpTileConfig):
     """08's configuration with two shared buffers; MIN_BLOCKS is the blocks per SM the compiler
     must leave registers for (__launch_bounds__)."""
     BM: int = 128  # default: the fastest on an H200 (results/stages_06_09_h200_2026-11-22/)
-    BN: int = 256
+    BN: int = 128
     BK: int = 8
-    WM: int = 64
+    WM: int = 32
     WN: int = 64
     TM: int = 8
-    TN: int = 16
-    MIN_BLOCKS: int = 1
-    SHARED_FORMULA: ClassVar[str] = "2 x (BM + BN) x BK x 4: two buffers"
+    TN: int = 8
+    MIN_BLOCKS: int = 2
+    SHARED_FORMULA: ClassVar[str] = "2 x (BM + 4 + BN) x BK x 4: two buffers, A's rows padded by 4"
 
     def static_shared_bytes(self) -> int:
-        return 2 * (self.BM + self.BN) * self.BK * 4
+        return 2 * (self.BM + 4 + self.BN) * self.BK * 4
 
     def validate(self) -> None:
         self._rule(self.MIN_BLOCKS >= 1, f"MIN_BLOCKS = {self.MIN_BLOCKS}: at least one block fits on an SM.")
@@ -336,14 +336,14 @@ class AsyncCopyConfig(DoubleBufferConfig):
     """09_double_buffering's configuration with STAGES shared buffers filled by asynchronous
     copies; A is copied a float at a time into rows of BM + 4 floats (the 4 avoid conflicts)."""
     BM: int = 128  # default: the fastest on an H200 (results/stages_06_09_h200_2026-11-22/)
-    BN: int = 128
+    BN: int = 256
     BK: int = 8
-    WM: int = 32
+    WM: int = 64
     WN: int = 64
     TM: int = 8
-    TN: int = 8
-    STAGES: int = 3
-    MIN_BLOCKS: int = 2
+    TN: int = 16
+    STAGES: int = 2
+    MIN_BLOCKS: int = 1
     PAD: ClassVar[int] = 4  # a constant of the kernel, not a template parameter
     SHARED_FORMULA: ClassVar[str] = "STAGES x (BM + 4 + BN) x BK x 4"
 
@@ -470,12 +470,13 @@ STAGES: tuple[Stage, ...] = (
         Variant("09_double_buffering", "sgemm_double_buffering",
                 "08 with the next tiles loaded into registers during the math, two shared buffers",
                 DoubleBufferConfig, DoubleBufferConfig(),
-                (DoubleBufferConfig(128, 128, 8, 32, 64, 8, 8, MIN_BLOCKS=2),
+                (DoubleBufferConfig(128, 256, 8, 64, 64, 8, 16, MIN_BLOCKS=1),
                  DoubleBufferConfig(32, 64, 8, 32, 64, 8, 8, MIN_BLOCKS=1))),
         Variant("09_async_copy", "sgemm_async_copy",
                 "09_double_buffering with STAGES buffers filled by asynchronous copies (sm_80+)",
                 AsyncCopyConfig, AsyncCopyConfig(),
-                (AsyncCopyConfig(STAGES=2), AsyncCopyConfig(STAGES=4),
+                (AsyncCopyConfig(128, 128, 8, 32, 64, 8, 8, STAGES=3, MIN_BLOCKS=2),
+                 AsyncCopyConfig(128, 128, 8, 32, 64, 8, 8, STAGES=4, MIN_BLOCKS=2),
                  AsyncCopyConfig(32, 64, 8, 32, 64, 8, 8, STAGES=2, MIN_BLOCKS=1))),
     )),
     Stage("10", "tensor_cores", "Tensor cores (TF32)", "wmma fragments on the tensor cores"),

@@ -1,12 +1,15 @@
 // Stage 08: warp tiling.
 //
 // C = alpha * A * B + beta * C, row-major: A is M x K, B is K x N, C is M x N.
-// What changed from 07_vectorized: the warp becomes a level of the tiling. The block tile is cut
-// into warp tiles of WM x WN, one per warp, and a thread's TM x TN results lie inside its warp's
-// tile: TM/4 runs of 4 rows, one in each band of 4*(WM/TM) rows of the warp tile, and TN/4 runs
-// of 4 columns, one in each band of 4*(WN/TN) columns (siboehm's WMITER = TM/4, WNITER = TN/4).
-// The 32 lanes form a (WM/TM) x (WN/TN) grid over the warp tile, laid out for shared memory:
-// - A 16-byte shared load returns 512 bytes to a warp, in 4 passes of 128 bytes. If lanes n and
+// What changed from 07_vectorized: the warp becomes a level of the tiling. Everything else (the
+// 16-byte accesses, all of a tile's global loads before its shared stores, the unchecked loop of
+// interior blocks, A's transposed tile with rows padded by 4) is 07's, unchanged.
+// - The block tile is cut into warp tiles of WM x WN, one per warp, and a thread's TM x TN
+//   results lie inside its warp's tile: TM/4 runs of 4 rows, one in each band of 4*(WM/TM) rows
+//   of the warp tile, and TN/4 runs of 4 columns, one in each band of 4*(WN/TN) columns
+//   (siboehm's WMITER = TM/4, WNITER = TN/4). In 07 the runs were spread over the whole block tile.
+// - The 32 lanes form a (WM/TM) x (WN/TN) grid over the warp tile, laid out for shared memory. A
+//   16-byte shared load returns 512 bytes to a warp, in 4 passes of 128 bytes. If lanes n and
 //   n^1 (or n and n^2) always read the same 16 bytes, the pair is served once: 2 passes (NVIDIA's
 //   rule since sm_70; ncu shows it on sm_86 and sm_90). The lanes of one row of the grid read the
 //   same runs of A and those of one column the same runs of B, so lanes n and n^1 are put in one
@@ -17,8 +20,16 @@
 // - The warp's footprint is a near-square WM x WN, so its lanes share what they read: per step k
 //   a 32 x 64 warp tile reads 8 runs of A and 16 of B (384 bytes) for its 2048 products, where
 //   07's warp, 2 rows x 16 columns of 8 x 8 thread tiles, reads 4 and 32 (576 bytes).
+// The instructions are 07's; only which shared addresses a lane reads changed. (NVRTC 12.9, sm_90,
+// 8 x 8 results: the unchecked loop of 128 x 128 x 16 is 07's 1121 instructions a tile, 1024 of
+// them FFMAs; at 128 x 128 x 8 the compiler recomputes the global addresses, 563 against 559.)
 // The warp tile also fixes where a warp's results lie in C, which the next stages (and tensor
 // cores later) build on.
+// A 16-byte access must be 16-byte aligned. A run of 4 floats of A starting at (row, k), k a
+// multiple of 4, is aligned when K % 4 == 0 (and A itself is); a run of B or C starting at
+// (row, col), col a multiple of 4, when N % 4 == 0. The kernel checks this once per matrix; where
+// it fails, and for runs that cross the edge of a matrix, it falls back to 4-byte accesses,
+// each bounds-checked.
 //
 // Template parameters:
 //   BM, BN  rows and columns of the block tile of C
@@ -27,10 +38,11 @@
 //   TM, TN  rows and columns of a thread's results, multiples of 4; (WM/TM) * (WN/TN) == 32, WM/TM even
 // The block has (BM/WM) * (BN/WN) warps, BM*BN/(TM*TN) threads (at most 1024); BK is a multiple
 // of 4, and both tiles are a whole number of passes of the block in runs of 4:
-// (BM*BK/4) % threads == 0 and (BK*BN/4) % threads == 0.
-// Preconditions: none (tiles at the edges are padded with zeros; every access is bounds-checked;
-// the 16-byte path is taken only where it is aligned. cudaMalloc and CuPy give 256-byte aligned
-// arrays, so with K % 4 == 0 and N % 4 == 0 every global access of an interior tile is 16 bytes).
+// (BM*BK/4) % threads == 0 and (BK*BN/4) % threads == 0. Shared memory: (BM + 4 + BN) * BK floats.
+// Preconditions: none (tiles at the edges are padded with zeros; every access outside the
+// unchecked loop is bounds-checked; the 16-byte path is taken only where it is aligned. cudaMalloc
+// and CuPy give 256-byte aligned arrays, so with K % 4 == 0 and N % 4 == 0 every global access of
+// an interior tile is 16 bytes).
 // Launch: block (BM*BN/(TM*TN)), grid (ceil(N / BN), ceil(M / BM)).
 
 // The 4 floats p[0..3] of a row, of which the first `count` lie inside the matrix (the others
@@ -49,6 +61,8 @@ __global__ void __launch_bounds__(BM * BN / TM / TN)
   constexpr int NUM_THREADS = BM * BN / TM / TN;
   constexpr int WARP_COLS = BN / WN;                       // the warps' grid over the block tile
   constexpr int LANE_ROWS = WM / TM, LANE_COLS = WN / TN;  // the lanes' grid over a warp tile
+  constexpr int A_RUNS = BM * BK / 4 / NUM_THREADS;  // runs of 4 floats a thread copies per tile of A
+  constexpr int B_RUNS = BK * BN / 4 / NUM_THREADS;  // and per tile of B
   static_assert(BM >= 1 && BN >= 1 && BK >= 1 && TM >= 1 && TN >= 1, "tile sizes are at least 1");
   static_assert(TM % 4 == 0 && TN % 4 == 0, "a thread's rows and columns come in runs of 4");
   static_assert(BK % 4 == 0, "the A tile's rows are copied in runs of 4 floats: BK % 4 == 0");
@@ -59,8 +73,8 @@ __global__ void __launch_bounds__(BM * BN / TM / TN)
   static_assert(NUM_THREADS <= 1024, "a block holds at most 1024 threads: BM*BN/(TM*TN) <= 1024");
   static_assert((BM * BK / 4) % NUM_THREADS == 0, "the block copies the A tile in whole passes of runs of 4");
   static_assert((BK * BN / 4) % NUM_THREADS == 0, "the block copies the B tile in whole passes of runs of 4");
-  static_assert((BM + BN) * BK * sizeof(float) <= 48 * 1024, "static shared memory is at most 48 KiB");
-  __shared__ __align__(16) float As[BK][BM];  // (BM, BK) tile of A, transposed: As[k][m] is A's (m, k)
+  static_assert((BM + 4 + BN) * BK * sizeof(float) <= 48 * 1024, "static shared memory is at most 48 KiB");
+  __shared__ __align__(16) float As[BK][BM + 4];  // (BM, BK) tile of A, transposed: As[k][m] is A's (m, k)
   __shared__ __align__(16) float Bs[BK][BN];  // (BK, BN) tile of B
   const int tid = threadIdx.x;
   const int warp = tid / 32, lane = tid % 32;
@@ -76,34 +90,56 @@ __global__ void __launch_bounds__(BM * BN / TM / TN)
   const bool alignedA = K % 4 == 0 && reinterpret_cast<size_t>(A) % 16 == 0;
   const bool alignedB = N % 4 == 0 && reinterpret_cast<size_t>(B) % 16 == 0;
   const bool alignedC = N % 4 == 0 && reinterpret_cast<size_t>(C) % 16 == 0;
-  const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);  // what the tiles hold past the edges
+  // In an interior block (its tiles inside A and B, every run aligned) the tiles at k0 < kUnchecked,
+  // all but a last partial one, need no checks. Elsewhere kUnchecked = 0: every tile is checked.
+  const bool interior = blockRow + BM <= M && blockCol + BN <= N && alignedA && alignedB;
+  const int kUnchecked = interior ? K / BK * BK : 0;
   float acc[TM][TN] = {};  // (TM, TN) results in registers
-  float a[TM], b[TN];      // the thread's values of A and of B for one step k
-  for (int k0 = 0; k0 < K; k0 += BK) {
-    // Copy the tiles in passes of NUM_THREADS runs of 4 floats: consecutive threads take
-    // consecutive runs along a row (coalesced reads).
+
+  // Copy the tiles at depth k0 into As and Bs, in passes of NUM_THREADS runs of 4 floats:
+  // consecutive threads take consecutive runs along a row (coalesced reads). checked == false:
+  // bare 16-byte loads. Each call passes a constant, and the compiler, inlining the lambda, keeps
+  // only that call's branch: no test is left in the unchecked loop.
+  auto copy_tiles = [&](int k0, bool checked) {
+    const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);  // what the tiles hold past the edges
+    float4 va[A_RUNS], vb[B_RUNS];
 #pragma unroll
-    for (int pass = 0; pass < BM * BK / 4 / NUM_THREADS; ++pass) {
-      const int e = pass * NUM_THREADS + tid;
-      const int r = e / (BK / 4), c = e % (BK / 4) * 4;  // A's (r, c .. c+3) of the tile
-      const int row = blockRow + r, col = k0 + c;
-      const float4 v = row < M ? load4(&A[row * K + col], K - col, alignedA) : zero;
-      As[c + 0][r] = v.x;  // transposed: 4 stores, down column r of As
-      As[c + 1][r] = v.y;
-      As[c + 2][r] = v.z;
-      As[c + 3][r] = v.w;
+    for (int i = 0; i < A_RUNS; ++i) {  // A's (row, col .. col+3)
+      const int e = i * NUM_THREADS + tid;
+      const int row = blockRow + e / (BK / 4), col = k0 + e % (BK / 4) * 4;
+      const float* p = &A[row * K + col];
+      va[i] = !checked ? *reinterpret_cast<const float4*>(p) : row < M ? load4(p, K - col, alignedA) : zero;
     }
 #pragma unroll
-    for (int pass = 0; pass < BK * BN / 4 / NUM_THREADS; ++pass) {
-      const int e = pass * NUM_THREADS + tid;
-      const int r = e / (BN / 4), c = e % (BN / 4) * 4;  // B's (r, c .. c+3) of the tile
-      const int row = k0 + r, col = blockCol + c;
-      *reinterpret_cast<float4*>(&Bs[r][c]) = row < K ? load4(&B[row * N + col], N - col, alignedB) : zero;
+    for (int i = 0; i < B_RUNS; ++i) {  // B's (row, col .. col+3)
+      const int e = i * NUM_THREADS + tid;
+      const int row = k0 + e / (BN / 4), col = blockCol + e % (BN / 4) * 4;
+      const float* p = &B[row * N + col];
+      vb[i] = !checked ? *reinterpret_cast<const float4*>(p) : row < K ? load4(p, N - col, alignedB) : zero;
     }
-    __syncthreads();  // the tiles are complete before anyone reads them
+    // Only now the stores, which wait for the loads.
+#pragma unroll
+    for (int i = 0; i < A_RUNS; ++i) {
+      const int e = i * NUM_THREADS + tid;
+      const int r = e / (BK / 4), c = e % (BK / 4) * 4;  // (r, c .. c+3) of the tile
+      As[c + 0][r] = va[i].x;  // transposed: 4 stores, down column r of As
+      As[c + 1][r] = va[i].y;
+      As[c + 2][r] = va[i].z;
+      As[c + 3][r] = va[i].w;
+    }
+#pragma unroll
+    for (int i = 0; i < B_RUNS; ++i) {
+      const int e = i * NUM_THREADS + tid;
+      *reinterpret_cast<float4*>(&Bs[e / (BN / 4)][e % (BN / 4) * 4]) = vb[i];
+    }
+  };
+
+  // The BK steps of one pair of tiles: per step, TM/4 + TN/4 shared loads of 16 bytes, then
+  // TM * TN multiply-adds from registers.
+  auto multiply_tiles = [&] {
+    float a[TM], b[TN];  // the thread's values of A and of B for one step k
 #pragma unroll
     for (int k = 0; k < BK; ++k) {
-      // TM/4 + TN/4 shared loads of 16 bytes, then TM * TN multiply-adds from registers.
 #pragma unroll
       for (int g = 0; g < TM / 4; ++g) {
         const float4 v = *reinterpret_cast<const float4*>(&As[k][rowBase + g * 4 * LANE_ROWS]);
@@ -119,7 +155,20 @@ __global__ void __launch_bounds__(BM * BN / TM / TN)
 #pragma unroll
         for (int j = 0; j < TN; ++j) acc[i][j] += a[i] * b[j];
     }
+  };
+
+  int k0 = 0;
+  for (; k0 < kUnchecked; k0 += BK) {  // full tiles of an interior block: no checks
+    copy_tiles(k0, false);
+    __syncthreads();  // the tiles are complete before anyone reads them
+    multiply_tiles();
     __syncthreads();  // everyone is done reading before the next tiles overwrite them
+  }
+  for (; k0 < K; k0 += BK) {  // the rest: edge blocks, a last partial tile, misaligned operands
+    copy_tiles(k0, true);
+    __syncthreads();
+    multiply_tiles();
+    __syncthreads();
   }
   // acc[i][j] belongs to row rowBase + (i/4)*4*LANE_ROWS + i%4 of the block tile and to column
   // colBase + (j/4)*4*LANE_COLS + j%4; C is updated 4 columns at a time.

@@ -2,7 +2,8 @@
 //
 // C = alpha * A * B + beta * C, row-major: A is M x K, B is K x N, C is M x N.
 // What changed from 08_warp_tiling: loading the next tiles overlaps computing on the current
-// ones, at two levels.
+// ones, at two levels. The rest (the warp tiles, the 16-byte accesses, the unchecked loads of an
+// interior block's full tiles, A's transposed tile with rows padded by 4) is 08's.
 // - Shared memory holds two tiles of A and two of B. While the block computes on tile t in one
 //   buffer, each thread's global loads of tile t+1 are already in flight into registers; after
 //   its BK steps it stores them into the other buffer. In 08 a warp waits for its global loads
@@ -13,12 +14,26 @@
 //   shared memory while the products of step k are formed, and those of step 0 of tile t+1
 //   right after the barrier, before the last step of tile t. A shared load then has a step's
 //   multiply-adds to arrive, and the barrier's wait overlaps that last step.
+// - As in 08, the loads of an interior block's full tiles are bare 16-byte loads: the loop that
+//   loads tiles t+1 without checks runs while they are full tiles of an interior block; the last
+//   partial tile, edge blocks and misaligned operands are loaded by the checked loop. The
+//   unchecked loop does two tiles a pass, the first in buffer 0, the second in buffer 1: with
+//   the buffers constants, every shared address is a register plus a constant offset (one tile
+//   a pass, the buffer index t % 2 costs some 20 instructions a tile to turn into addresses).
+//   For 128 x 128 x 8 with 8 x 8 results a tile is then 560 instructions, 512 of them FFMAs,
+//   where 08's unchecked loop has 563 (NVRTC 12.9, sm_90).
 // The cost: registers for the tiles in flight and the second set of values (8 + 16 more for
-// 128 x 128 x 8 with 8 x 8 results), and twice the shared memory. Left to itself the compiler
-// spends about 140 registers per thread on that configuration (NVRTC 12.9, sm_90), and an SM
-// then holds one block of 256 threads. __launch_bounds__(threads, MIN_BLOCKS) makes it fit
-// MIN_BLOCKS blocks per SM, at most 65536 / (MIN_BLOCKS * threads) registers per thread: with
-// MIN_BLOCKS = 2, 128 registers and no spills.
+// 128 x 128 x 8 with 8 x 8 results), and twice the shared memory. __launch_bounds__(threads,
+// MIN_BLOCKS) makes the compiler fit MIN_BLOCKS blocks per SM, at most 65536 / (MIN_BLOCKS *
+// threads) registers per thread: 128 for 256 threads and MIN_BLOCKS = 2 (NVRTC 12.9, sm_90: no
+// spills for 8 x 8 results and BK = 8; BK = 16, 8 more registers of tiles in flight, spills); with 8 x 16
+// results (128 accumulators) the compiler takes up to 255 registers, so 256-thread blocks run one
+// per SM (MIN_BLOCKS = 1), 128-thread ones two.
+// A 16-byte access must be 16-byte aligned. A run of 4 floats of A starting at (row, k), k a
+// multiple of 4, is aligned when K % 4 == 0 (and A itself is); a run of B or C starting at
+// (row, col), col a multiple of 4, when N % 4 == 0. The kernel checks this once per matrix; where
+// it fails, and for runs that cross the edge of a matrix, it falls back to 4-byte accesses,
+// each bounds-checked.
 //
 // Template parameters:
 //   BM, BN  rows and columns of the block tile of C
@@ -28,10 +43,12 @@
 //   MIN_BLOCKS  blocks per SM the compiler must leave registers for (1: no limit beyond 255)
 // The block has (BM/WM) * (BN/WN) warps, BM*BN/(TM*TN) threads (at most 1024); BK is a multiple
 // of 4, and both tiles are a whole number of passes of the block in runs of 4:
-// (BM*BK/4) % threads == 0 and (BK*BN/4) % threads == 0. Shared memory: 2*(BM+BN)*BK floats.
-// Preconditions: none (tiles at the edges are padded with zeros; every access is bounds-checked;
-// the 16-byte path is taken only where it is aligned. cudaMalloc and CuPy give 256-byte aligned
-// arrays, so with K % 4 == 0 and N % 4 == 0 every global access of an interior tile is 16 bytes).
+// (BM*BK/4) % threads == 0 and (BK*BN/4) % threads == 0. Shared memory: 2 * (BM + 4 + BN) * BK
+// floats.
+// Preconditions: none (tiles at the edges are padded with zeros; every access outside the
+// unchecked loop is bounds-checked; the 16-byte path is taken only where it is aligned. cudaMalloc
+// and CuPy give 256-byte aligned arrays, so with K % 4 == 0 and N % 4 == 0 every global access of
+// an interior tile is 16 bytes).
 // Launch: block (BM*BN/(TM*TN)), grid (ceil(N / BN), ceil(M / BM)).
 
 // The 4 floats p[0..3] of a row, of which the first `count` lie inside the matrix (the others
@@ -50,7 +67,8 @@ __global__ void __launch_bounds__(BM * BN / TM / TN, MIN_BLOCKS)
   constexpr int NUM_THREADS = BM * BN / TM / TN;
   constexpr int WARP_COLS = BN / WN;                       // the warps' grid over the block tile
   constexpr int LANE_ROWS = WM / TM, LANE_COLS = WN / TN;  // the lanes' grid over a warp tile
-  constexpr int A_PASSES = BM * BK / 4 / NUM_THREADS, B_PASSES = BK * BN / 4 / NUM_THREADS;  // runs per thread
+  constexpr int A_RUNS = BM * BK / 4 / NUM_THREADS;  // runs of 4 floats a thread copies per tile of A
+  constexpr int B_RUNS = BK * BN / 4 / NUM_THREADS;  // and per tile of B
   static_assert(BM >= 1 && BN >= 1 && BK >= 1 && TM >= 1 && TN >= 1, "tile sizes are at least 1");
   static_assert(MIN_BLOCKS >= 1, "at least one block fits on an SM: MIN_BLOCKS >= 1");
   static_assert(TM % 4 == 0 && TN % 4 == 0, "a thread's rows and columns come in runs of 4");
@@ -62,9 +80,10 @@ __global__ void __launch_bounds__(BM * BN / TM / TN, MIN_BLOCKS)
   static_assert(NUM_THREADS <= 1024, "a block holds at most 1024 threads: BM*BN/(TM*TN) <= 1024");
   static_assert((BM * BK / 4) % NUM_THREADS == 0, "the block copies the A tile in whole passes of runs of 4");
   static_assert((BK * BN / 4) % NUM_THREADS == 0, "the block copies the B tile in whole passes of runs of 4");
-  static_assert(2 * (BM + BN) * BK * sizeof(float) <= 48 * 1024, "static shared memory is at most 48 KiB");
-  __shared__ __align__(16) float As[2][BK][BM];  // two (BM, BK) tiles of A, transposed: As[s][k][m]
-  __shared__ __align__(16) float Bs[2][BK][BN];  // two (BK, BN) tiles of B
+  static_assert(2 * (BM + 4 + BN) * BK * sizeof(float) <= 48 * 1024,
+                "static shared memory is at most 48 KiB");
+  __shared__ __align__(16) float As[2][BK][BM + 4];  // two (BM, BK) tiles of A, transposed: As[s][k][m]
+  __shared__ __align__(16) float Bs[2][BK][BN];      // two (BK, BN) tiles of B
   const int tid = threadIdx.x;
   const int warp = tid / 32, lane = tid % 32;
   const int warpRow = warp / WARP_COLS, warpCol = warp % WARP_COLS;
@@ -79,49 +98,55 @@ __global__ void __launch_bounds__(BM * BN / TM / TN, MIN_BLOCKS)
   const bool alignedA = K % 4 == 0 && reinterpret_cast<size_t>(A) % 16 == 0;
   const bool alignedB = N % 4 == 0 && reinterpret_cast<size_t>(B) % 16 == 0;
   const bool alignedC = N % 4 == 0 && reinterpret_cast<size_t>(C) % 16 == 0;
-  const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);  // what the tiles hold past the edges
-  float acc[TM][TN] = {};    // (TM, TN) results in registers
-  float a[2][TM], b[2][TN];  // the thread's values of A and of B for steps k and k+1
-  float4 aNext[A_PASSES], bNext[B_PASSES];  // its runs of the next tiles, from global memory
+  // In an interior block (its tiles inside A and B, every run aligned) the tiles t < numUnchecked,
+  // all but a last partial one, need no checks. Elsewhere numUnchecked = 0: every tile is checked.
+  const bool interior = blockRow + BM <= M && blockCol + BN <= N && alignedA && alignedB;
+  const int numTiles = (K + BK - 1) / BK, numUnchecked = interior ? K / BK : 0;
+  float acc[TM][TN] = {};     // (TM, TN) results in registers
+  float4 va[A_RUNS], vb[B_RUNS];  // the thread's runs of the next tiles, on their way from memory
+  float a[2][TM], b[2][TN];   // the thread's values of A and of B for steps k and k+1
 
-  // Global memory -> registers: this thread's runs of 4 of the tiles at depth k0, in passes of
-  // NUM_THREADS runs (consecutive threads take consecutive runs along a row: coalesced reads).
-  auto loadTiles = [&](int k0) {
+  // Load the tiles at depth k0 into va and vb, in passes of NUM_THREADS runs of 4 floats:
+  // consecutive threads take consecutive runs along a row (coalesced reads). checked == false:
+  // bare 16-byte loads. Each call passes a constant, and the compiler, inlining the lambda, keeps
+  // only that call's branch: no test is left in the unchecked loop.
+  auto load_tiles = [&](int k0, bool checked) {
+    const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);  // what the tiles hold past the edges
 #pragma unroll
-    for (int pass = 0; pass < A_PASSES; ++pass) {
-      const int e = pass * NUM_THREADS + tid;
-      const int r = e / (BK / 4), c = e % (BK / 4) * 4;  // A's (r, c .. c+3) of the tile
-      const int row = blockRow + r, col = k0 + c;
-      aNext[pass] = row < M ? load4(&A[row * K + col], K - col, alignedA) : zero;
+    for (int i = 0; i < A_RUNS; ++i) {  // A's (row, col .. col+3)
+      const int e = i * NUM_THREADS + tid;
+      const int row = blockRow + e / (BK / 4), col = k0 + e % (BK / 4) * 4;
+      const float* p = &A[row * K + col];
+      va[i] = !checked ? *reinterpret_cast<const float4*>(p) : row < M ? load4(p, K - col, alignedA) : zero;
     }
 #pragma unroll
-    for (int pass = 0; pass < B_PASSES; ++pass) {
-      const int e = pass * NUM_THREADS + tid;
-      const int r = e / (BN / 4), c = e % (BN / 4) * 4;  // B's (r, c .. c+3) of the tile
-      const int row = k0 + r, col = blockCol + c;
-      bNext[pass] = row < K ? load4(&B[row * N + col], N - col, alignedB) : zero;
-    }
-  };
-  // Registers -> shared buffer s.
-  auto storeTiles = [&](int s) {
-#pragma unroll
-    for (int pass = 0; pass < A_PASSES; ++pass) {
-      const int e = pass * NUM_THREADS + tid;
-      const int r = e / (BK / 4), c = e % (BK / 4) * 4;
-      As[s][c + 0][r] = aNext[pass].x;  // transposed: 4 stores, down column r of As
-      As[s][c + 1][r] = aNext[pass].y;
-      As[s][c + 2][r] = aNext[pass].z;
-      As[s][c + 3][r] = aNext[pass].w;
-    }
-#pragma unroll
-    for (int pass = 0; pass < B_PASSES; ++pass) {
-      const int e = pass * NUM_THREADS + tid;
-      const int r = e / (BN / 4), c = e % (BN / 4) * 4;
-      *reinterpret_cast<float4*>(&Bs[s][r][c]) = bNext[pass];
+    for (int i = 0; i < B_RUNS; ++i) {  // B's (row, col .. col+3)
+      const int e = i * NUM_THREADS + tid;
+      const int row = k0 + e / (BN / 4), col = blockCol + e % (BN / 4) * 4;
+      const float* p = &B[row * N + col];
+      vb[i] = !checked ? *reinterpret_cast<const float4*>(p) : row < K ? load4(p, N - col, alignedB) : zero;
     }
   };
-  // Shared buffer s, step k -> the values a[f], b[f]: TM/4 + TN/4 shared loads of 16 bytes.
-  auto loadValues = [&](int s, int k, int f) {
+  // Store va and vb into buffer s (the stores wait for the loads).
+  auto store_tiles = [&](int s) {
+#pragma unroll
+    for (int i = 0; i < A_RUNS; ++i) {
+      const int e = i * NUM_THREADS + tid;
+      const int r = e / (BK / 4), c = e % (BK / 4) * 4;  // (r, c .. c+3) of the tile
+      As[s][c + 0][r] = va[i].x;  // transposed: 4 stores, down column r of As
+      As[s][c + 1][r] = va[i].y;
+      As[s][c + 2][r] = va[i].z;
+      As[s][c + 3][r] = va[i].w;
+    }
+#pragma unroll
+    for (int i = 0; i < B_RUNS; ++i) {
+      const int e = i * NUM_THREADS + tid;
+      *reinterpret_cast<float4*>(&Bs[s][e / (BN / 4)][e % (BN / 4) * 4]) = vb[i];
+    }
+  };
+
+  // Buffer s, step k -> the values a[f], b[f]: TM/4 + TN/4 shared loads of 16 bytes.
+  auto load_values = [&](int s, int k, int f) {
 #pragma unroll
     for (int g = 0; g < TM / 4; ++g) {
       const float4 v = *reinterpret_cast<const float4*>(&As[s][k][rowBase + g * 4 * LANE_ROWS]);
@@ -133,25 +158,19 @@ __global__ void __launch_bounds__(BM * BN / TM / TN, MIN_BLOCKS)
       b[f][4 * g + 0] = v.x; b[f][4 * g + 1] = v.y; b[f][4 * g + 2] = v.z; b[f][4 * g + 3] = v.w;
     }
   };
-
-  const int numTiles = (K + BK - 1) / BK;
-  loadTiles(0);
-  storeTiles(0);
-  __syncthreads();  // tile 0 is complete before anyone reads it
-  loadValues(0, 0, 0);
-  for (int t = 0; t < numTiles; ++t) {
-    const int s = t % 2;  // tile t is in buffer s, tile t+1 goes to buffer 1-s
-    const bool more = t + 1 < numTiles;
-    if (more) loadTiles((t + 1) * BK);  // in flight during the BK steps below
+  // The BK steps of the tiles in buffer s, whose step 0 values are in a[0], b[0]. With `more`, the
+  // next tiles, loaded into va and vb meanwhile, are stored into the other buffer before the last
+  // step, and that buffer's step 0 values read into a[0], b[0].
+  auto multiply_tiles = [&](int s, bool more) {
 #pragma unroll
     for (int k = 0; k < BK; ++k) {
       if (k + 1 < BK) {
-        loadValues(s, k + 1, (k + 1) % 2);
+        load_values(s, k + 1, (k + 1) % 2);
       } else if (more) {
-        // Buffer 1-s was last read during tile t-1, before the barrier that ended it.
-        storeTiles(1 - s);
-        __syncthreads();  // tile t+1 is complete before anyone reads it
-        loadValues(1 - s, 0, 0);  // step 0 of tile t+1 (BK is even: slot (k+1)%2 == 0)
+        // Buffer 1-s was last read during the previous tiles, before the barrier that ended them.
+        store_tiles(1 - s);
+        __syncthreads();  // the next tiles are complete before anyone reads them
+        load_values(1 - s, 0, 0);  // (BK is even: slot (k+1) % 2 == 0)
       }
       // TM * TN multiply-adds from registers, while the loads above are in flight.
 #pragma unroll
@@ -159,6 +178,25 @@ __global__ void __launch_bounds__(BM * BN / TM / TN, MIN_BLOCKS)
 #pragma unroll
         for (int j = 0; j < TN; ++j) acc[i][j] += a[k % 2][i] * b[k % 2][j];
     }
+  };
+
+  if (numUnchecked > 0) load_tiles(0, false); else load_tiles(0, true);
+  store_tiles(0);
+  __syncthreads();  // tiles 0 are complete before anyone reads them
+  load_values(0, 0, 0);
+  int t = 0;
+  // Tiles t+1 and t+2 are full tiles of an interior block: no checks. Two tiles a pass, so that
+  // each pass's buffers are constants (t is even: tiles t are in buffer 0).
+  for (; t + 2 < numUnchecked; t += 2) {
+    load_tiles((t + 1) * BK, false);  // in flight during the BK steps of tiles t
+    multiply_tiles(0, true);
+    load_tiles((t + 2) * BK, false);
+    multiply_tiles(1, true);
+  }
+  for (; t < numTiles; ++t) {  // the rest: edge blocks, a last partial tile, misaligned operands
+    const bool more = t + 1 < numTiles;
+    if (more) load_tiles((t + 1) * BK, true);
+    multiply_tiles(t % 2, more);
   }
   // acc[i][j] belongs to row rowBase + (i/4)*4*LANE_ROWS + i%4 of the block tile and to column
   // colBase + (j/4)*4*LANE_COLS + j%4; C is updated 4 columns at a time.

@@ -4,6 +4,13 @@ CuPy RawModule launch (NVRTC, options --std=c++17 -lineinfo), checked against cu
 before it is timed; then three interleaved timings (median of 50 launches each) of every
 kernel and of cuBLAS. Per kernel: registers, local memory (spills) and blocks per SM from the
 driver. A kernel that fails to compile, launch or verify is recorded with its error and skipped.
+Besides the course kernels as they are, a few measurement-only variants (one edit of a course
+kernel's source each, labelled "variant:"): 09 without the unchecked loop, with one tile a pass
+instead of two (or STAGES) so that the buffer index is computed per tile, and with the values of
+one step k in registers instead of two. After the timings (so that a fault cannot cost them),
+every kernel is checked again at odd shapes with beta != 0: edges with K % 4 and N % 4 != 0, the
+unchecked loop followed by a partial tile, and A, B, C one float past a 16-byte boundary (the
+fallback to 4-byte accesses).
 With --sweep, the fastest 08, 09 double-buffering and 09 async-copy configurations and cuBLAS
 are also timed at square sizes 512 to 8192.
     PYTHONPATH=. python tools/experiments/exp_08_09.py OUT.json [--sweep]"""
@@ -13,6 +20,7 @@ import argparse
 import json
 import os
 import time
+import traceback
 from pathlib import Path
 
 import cupy as cp
@@ -24,12 +32,56 @@ ROOT = Path(__file__).resolve().parents[2]
 OPTIONS = ("--std=c++17", "-lineinfo")
 S = 4096
 SIZES = (512, 1024, 2048, 4096, 6144, 8192)
+ODD_SHAPES = ((1031, 1029, 1027, False), (1000, 1004, 1012, False), (7, 5, 3, False),
+              (1024, 1024, 1036, False), (1024, 1024, 1024, True))  # True: pointers 4 bytes past 16
 
 K07 = ("07", "kernels/07_vectorized.cu", "sgemm_vectorized")
 K08 = ("08", "kernels/08_warp_tiling.cu", "sgemm_warp_tiling")
 K09 = ("09db", "kernels/09_double_buffering.cu", "sgemm_double_buffering")
 K09A = ("09async", "kernels/09_async_copy.cu", "sgemm_async_copy")
-# (kernel, BM, BN, threads, template arguments). 08/09: (BM, BN, BK, WM, WN, TM, TN[, STAGES], MIN_BLOCKS).
+
+
+def edit(kernel, edits):
+    """The kernel's source with some (old, new) edits, each of which must apply exactly once."""
+    text = (ROOT / kernel[1]).read_text()
+    for old, new in edits:
+        assert text.count(old) == 1, f"{kernel[1]} no longer contains {old!r} once"
+        text = text.replace(old, new)
+    return text
+
+
+# Measurement-only variants of 09 (not course kernels): what each of its choices is worth.
+DB_ALL_CHECKED = [("numUnchecked = interior ? K / BK : 0;", "numUnchecked = 0;")]
+DB_ONE_TILE_A_PASS = [("""  for (; t + 2 < numUnchecked; t += 2) {
+    load_tiles((t + 1) * BK, false);  // in flight during the BK steps of tiles t
+    multiply_tiles(0, true);
+    load_tiles((t + 2) * BK, false);
+    multiply_tiles(1, true);
+  }""", """  for (; t + 1 < numUnchecked; ++t) {
+    load_tiles((t + 1) * BK, false);
+    multiply_tiles(t % 2, true);
+  }""")]
+DB_ONE_STEP_IN_REGISTERS = [("""      if (k + 1 < BK) {
+        load_values(s, k + 1, (k + 1) % 2);
+      } else if (more) {
+        // Buffer 1-s was last read during the previous tiles, before the barrier that ended them.
+        store_tiles(1 - s);
+        __syncthreads();  // the next tiles are complete before anyone reads them
+        load_values(1 - s, 0, 0);  // (BK is even: slot (k+1) % 2 == 0)
+      }""", """      load_values(s, k, k % 2);
+      if (k + 1 == BK && more) {
+        store_tiles(1 - s);
+        __syncthreads();
+      }"""), ("""  __syncthreads();  // tiles 0 are complete before anyone reads them
+  load_values(0, 0, 0);""", """  __syncthreads();""")]
+AC_ONE_TILE_A_PASS = [("""  for (; t + 2 * STAGES <= numUnchecked; t += STAGES) {
+#pragma unroll
+    for (int j = 0; j < STAGES; ++j) multiply_tiles(t + j, j, true, false);
+  }""", """  for (; t + STAGES < numUnchecked; ++t) multiply_tiles(t, t % STAGES, true, false);""")]
+
+E88, E816, W816 = (128, 128, 8, 32, 64, 8, 8), (128, 128, 8, 64, 64, 8, 16), (128, 256, 8, 64, 64, 8, 16)
+# (kernel, BM, BN, threads, template arguments[, label suffix, source]).
+# 08/09: (BM, BN, BK, WM, WN, TM, TN[, STAGES][, MIN_BLOCKS]).
 CANDIDATES = [
     (K07, 128, 128, 256, (128, 128, 8, 8, 8)),
     (K07, 128, 128, 256, (128, 128, 16, 8, 8)),
@@ -46,6 +98,7 @@ CANDIDATES = [
     (K09, 128, 128, 256, (128, 128, 8, 32, 64, 8, 8, 2)),
     (K09, 128, 128, 256, (128, 128, 8, 32, 64, 8, 8, 1)),
     (K09, 128, 128, 256, (128, 128, 16, 32, 64, 8, 8, 2)),
+    (K09, 128, 128, 256, (128, 128, 16, 32, 64, 8, 8, 1)),
     (K09, 128, 128, 256, (128, 128, 8, 64, 32, 8, 8, 2)),
     (K09, 128, 128, 128, (128, 128, 8, 64, 64, 8, 16, 2)),
     (K09, 128, 128, 128, (128, 128, 16, 64, 64, 8, 16, 2)),
@@ -57,10 +110,20 @@ CANDIDATES = [
     (K09A, 128, 128, 256, (128, 128, 8, 32, 64, 8, 8, 4, 2)),
     (K09A, 128, 128, 256, (128, 128, 8, 32, 64, 8, 8, 3, 1)),
     (K09A, 128, 128, 256, (128, 128, 16, 32, 64, 8, 8, 2, 2)),
+    (K09A, 128, 128, 128, (128, 128, 8, 64, 64, 8, 16, 2, 2)),
     (K09A, 128, 128, 128, (128, 128, 8, 64, 64, 8, 16, 3, 2)),
     (K09A, 128, 128, 128, (128, 128, 8, 64, 64, 8, 16, 4, 2)),
+    (K09A, 128, 256, 256, (128, 256, 8, 64, 64, 8, 16, 2, 1)),
     (K09A, 128, 256, 256, (128, 256, 8, 64, 64, 8, 16, 3, 1)),
     (K09A, 256, 128, 256, (256, 128, 8, 64, 64, 16, 8, 3, 1)),
+    # measurement-only variants
+    (K09, 128, 128, 256, E88 + (2,), "variant: every tile checked", edit(K09, DB_ALL_CHECKED)),
+    (K09, 128, 128, 256, E88 + (2,), "variant: one tile a pass", edit(K09, DB_ONE_TILE_A_PASS)),
+    (K09, 128, 256, 256, W816 + (1,), "variant: one tile a pass", edit(K09, DB_ONE_TILE_A_PASS)),
+    (K09, 128, 128, 256, E88 + (2,), "variant: one step's values in registers", edit(K09, DB_ONE_STEP_IN_REGISTERS)),
+    (K09, 128, 256, 256, W816 + (1,), "variant: one step's values in registers", edit(K09, DB_ONE_STEP_IN_REGISTERS)),
+    (K09A, 128, 128, 256, E88 + (3, 2), "variant: one tile a pass", edit(K09A, AC_ONE_TILE_A_PASS)),
+    (K09A, 128, 128, 128, E816 + (4, 2), "variant: one tile a pass", edit(K09A, AC_ONE_TILE_A_PASS)),
 ]
 
 
@@ -79,11 +142,12 @@ def include_options() -> tuple[str, ...]:
 
 
 class Candidate:
-    def __init__(self, kernel, BM, BN, threads, targs):
+    def __init__(self, kernel, BM, BN, threads, targs, variant=None, source=None):
         (self.stage, self.file, name) = kernel
         self.expr = f"{name}<{', '.join(map(str, targs))}>"
         self.BM, self.BN, self.threads = BM, BN, threads
-        self.label = f"{self.stage} {self.expr}"
+        self.variant, self.source = variant, source
+        self.label = f"{self.stage} {self.expr}" + (f" ({variant})" if variant else "")
         self.fn, self.error, self.info = None, None, {}
 
     def grid(self, M, N):
@@ -92,8 +156,8 @@ class Candidate:
     def build(self, extra):
         t0 = time.perf_counter()
         try:
-            mod = cp.RawModule(code=(ROOT / self.file).read_text(), options=OPTIONS + extra,
-                               name_expressions=[self.expr])
+            code = self.source if self.source is not None else (ROOT / self.file).read_text()
+            mod = cp.RawModule(code=code, options=OPTIONS + extra, name_expressions=[self.expr])
             self.fn = mod.get_function(self.expr)
             blocks = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(self.fn.kernel.ptr, self.threads, 0)
             self.info = {"regs": int(self.fn.num_regs), "local_bytes": int(self.fn.local_size_bytes),
@@ -102,8 +166,8 @@ class Candidate:
         except Exception as e:  # a compile or load error: record it, go on
             self.error = f"build: {type(e).__name__}: {str(e)[-1500:]}"
 
-    def launcher(self, M, N, K, A, B, C):
-        args = (cp.int32(M), cp.int32(N), cp.int32(K), cp.float32(1), A, B, cp.float32(0), C)
+    def launcher(self, M, N, K, A, B, C, alpha=1.0, beta=0.0):
+        args = (cp.int32(M), cp.int32(N), cp.int32(K), cp.float32(alpha), A, B, cp.float32(beta), C)
         grid, block = self.grid(M, N), (self.threads,)
         return lambda: self.fn(grid, block, args)
 
@@ -136,6 +200,36 @@ def median(xs):
     return sorted(xs)[len(xs) // 2]
 
 
+def odd_shapes(cands) -> bool:
+    """alpha = 1.25, beta = -0.75 at ODD_SHAPES; records the largest relative difference per shape.
+    False if a launch failed (the context may be unusable)."""
+    rng = cp.random.default_rng(1)
+
+    def operand(rows, cols, shifted):
+        """A random (rows, cols) array; shifted: a view one float into a larger one (misaligned)."""
+        flat = rng.uniform(-1, 1, rows * cols + 1, dtype=cp.float32)
+        return flat[1:].reshape(rows, cols) if shifted else flat[:-1].reshape(rows, cols)
+
+    for M, N, K, shifted in ODD_SHAPES:
+        a, b, c0 = operand(M, K, shifted), operand(K, N, shifted), operand(M, N, shifted)
+        ref = 1.25 * (a @ b) - 0.75 * c0
+        shape = f"{M}x{N}x{K}" + (", pointers + 4 bytes" if shifted else "")
+        for c in cands:
+            try:
+                out = operand(M, N, shifted)
+                out[...] = c0
+                c.launcher(M, N, K, a, b, out, 1.25, -0.75)()
+                rel = float(cp.max(cp.abs(out - ref)) / cp.max(cp.abs(ref)))
+                c.info.setdefault("odd_shapes_max_rel_diff", {})[shape] = rel
+                if not rel < 1e-5:
+                    print(f"WRONG at {shape}: {c.label}: {rel:.3g}", flush=True)
+            except Exception:  # noqa: BLE001
+                c.info.setdefault("odd_shapes_max_rel_diff", {})[shape] = traceback.format_exc()[-1500:]
+                print(f"ERROR at {shape}: {c.label}", flush=True)
+                return False
+    return True
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
@@ -147,7 +241,7 @@ def main():
     cands = [Candidate(*c) for c in CANDIDATES]
     for c in cands:
         c.build(extra if c.stage == "09async" else ())
-        print(f"{c.label:75s} {c.info or c.error}", flush=True)
+        print(f"{c.label:100s} {c.info or c.error}", flush=True)
 
     A, B, C = bench.device_operands(S, S, S)
     ref = A @ B
@@ -160,29 +254,33 @@ def main():
     runs.update({c.label: c.launcher(S, S, S, A, B, C) for c in ok})
     tf = time_rounds(runs, S, S, S)
     cublas = median(tf["cublas"])
-    rows = []
-    for c in cands:
-        row = {"stage": c.stage, "file": c.file, "expr": c.expr, "block": c.threads, "grid_tile": [c.BM, c.BN],
-               **c.info, "error": c.error}
-        if c.label in tf:
-            row.update({"tflops_three_runs": tf[c.label], "tflops": median(tf[c.label]),
-                        "pct_cublas": round(100 * median(tf[c.label]) / cublas, 1)})
-        rows.append(row)
-    print(f"\n{'kernel':75s} {'TFLOP/s (3 runs)':>26s} {'%cuBLAS':>8s} regs blk/SM local")
-    print(f"{'cuBLAS (cupy.matmul, TF32 off)':75s} {str(tf['cublas']):>26s} {100.0:8.1f}")
-    for r in rows:
+
+    def rows():
+        out = []
+        for c in cands:
+            row = {"stage": c.stage, "file": c.file, "expr": c.expr, "variant": c.variant, "block": c.threads,
+                   "grid_tile": [c.BM, c.BN], **c.info, "error": c.error}
+            if c.label in tf:
+                row.update({"tflops_three_runs": tf[c.label], "tflops": median(tf[c.label]),
+                            "pct_cublas": round(100 * median(tf[c.label]) / cublas, 1)})
+            out.append(row)
+        return out
+
+    print(f"\n{'kernel':100s} {'TFLOP/s (3 runs)':>26s} {'%cuBLAS':>8s} regs blk/SM local")
+    print(f"{'cuBLAS (cupy.matmul, TF32 off)':100s} {str(tf['cublas']):>26s} {100.0:8.1f}")
+    for r, c in zip(rows(), cands):
         if "tflops" in r:
-            print(f"{r['stage'] + ' ' + r['expr']:75s} {str(r['tflops_three_runs']):>26s} {r['pct_cublas']:8.1f} "
-                  f"{r['regs']:4d} {r['blocks_per_sm']:6d} {r['local_bytes']:5d}")
+            print(f"{c.label:100s} {str(r['tflops_three_runs']):>26s} {r['pct_cublas']:8.1f} "
+                  f"{r['regs']:4d} {r['blocks_per_sm']:6d} {r['local_bytes']:5d}", flush=True)
     out = {"provenance": bench.provenance("PYTHONPATH=. python tools/experiments/exp_08_09.py OUT.json"
                                           + (" --sweep" if opts.sweep else "")),
            "size": S, "nvrtc_options": list(OPTIONS), "extra_options_09async": list(extra),
-           "cublas_tflops_three_runs": tf["cublas"], "cublas_tflops": cublas, "rows": rows}
+           "cublas_tflops_three_runs": tf["cublas"], "cublas_tflops": cublas}
 
     if opts.sweep:
         best = {}
         for stage in ("08", "09db", "09async"):
-            timed = [c for c in ok if c.stage == stage and c.label in tf]
+            timed = [c for c in ok if c.stage == stage and c.variant is None and c.label in tf]
             if timed:
                 best[stage] = max(timed, key=lambda c: median(tf[c.label]))
         sweep = []
@@ -204,6 +302,14 @@ def main():
             cp.get_default_memory_pool().free_all_blocks()
         out["sweep"] = {"kernels": {s: c.label for s, c in best.items()}, "rows": sweep}
 
+    out["rows"] = rows()
+    out["wall_s"] = round(time.perf_counter() - t_start, 1)
+    Path(opts.out).write_text(json.dumps(out, indent=1))  # the timings are safe before the odd shapes
+    fine = odd_shapes(ok)
+    bad = [c.label for c in ok if any(not (isinstance(v, float) and v < 1e-5)
+                                      for v in c.info.get("odd_shapes_max_rel_diff", {}).values())]
+    print(f"odd shapes: {'all kernels agree with cuBLAS' if fine and not bad else 'FAILED: ' + ', '.join(bad)}")
+    out["rows"] = rows()
     out["wall_s"] = round(time.perf_counter() - t_start, 1)
     Path(opts.out).write_text(json.dumps(out, indent=1))
     print(f"wrote {opts.out} in {out['wall_s']} s")

@@ -28,15 +28,15 @@ AC = ("kernels/09_async_copy.cu", "sgemm_async_copy<64, 64, 8, 32, 32, 4, 8, 3, 
 # (kernel, what the break is, the line's text, its replacement)
 MUTATIONS = [
     (DB, "no barrier after storing the next tiles",
-     "        __syncthreads();  // tile t+1 is complete before anyone reads it", ""),
+     "        __syncthreads();  // the next tiles are complete before anyone reads them", ""),
     (DB, "the next tiles stored before the last step's values are read (into the buffer in use)",
-     "        storeTiles(1 - s);", "        storeTiles(s);"),
+     "        store_tiles(1 - s);", "        store_tiles(s);"),
     (AC, "no barrier after waiting for tile t+1",
      "        __syncthreads();  // tile t+1 is everyone's, and everyone has read stage s for the last time", ""),
     (AC, "waiting for one group too few (tile t+1 may still be in flight)",
      "        __pipeline_wait_prior(STAGES - 2);", "        __pipeline_wait_prior(STAGES - 1);"),
 ]
-M, N, K = 131, 133, 45
+M, N, K = 131, 132, 76  # K % 4 == N % 4 == 0: the interior blocks run the unchecked loops too
 
 
 def run(path: Path, expr: str, BM: int, threads: int):
