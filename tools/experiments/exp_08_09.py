@@ -5,9 +5,11 @@ before it is timed; then three interleaved timings (median of 50 launches each) 
 kernel and of cuBLAS. Per kernel: registers, local memory (spills) and blocks per SM from the
 driver. A kernel that fails to compile, launch or verify is recorded with its error and skipped.
 Besides the course kernels as they are, a few measurement-only variants (one edit of a course
-kernel's source each, labelled "variant:"): 09 without the unchecked loop, with one tile a pass
-instead of two (or STAGES) so that the buffer index is computed per tile, and with the values of
-one step k in registers instead of two. After the timings (so that a fault cannot cost them),
+kernel's source each, labelled "variant:"): 08 and 07 at BK = 8 with each other's address code
+(08's lane offsets written out where used; 07's named as in 08), 08 at BK = 16 with its unchecked
+loads addressed from pointers advanced a tile at a time, 09 without the unchecked loop,
+with one tile a pass instead of two (or STAGES) so that the buffer index is computed per tile,
+and with the values of one step k in registers instead of two. After the timings (so that a fault cannot cost them),
 every kernel is checked again at odd shapes with beta != 0: edges with K % 4 and N % 4 != 0, the
 unchecked loop followed by a partial tile, and A, B, C one float past a 16-byte boundary (the
 fallback to 4-byte accesses).
@@ -79,6 +81,43 @@ AC_ONE_TILE_A_PASS = [("""  for (; t + 2 * STAGES <= numUnchecked; t += STAGES) 
     for (int j = 0; j < STAGES; ++j) multiply_tiles(t + j, j, true, false);
   }""", """  for (; t + STAGES < numUnchecked; ++t) multiply_tiles(t, t % STAGES, true, false);""")]
 
+# 08 at BK = 8 with its lane offsets written out where used: the compiler then increments the load
+# pointers from tile to tile as in 07 (561 instructions a tile, no LDC), where with rowBase and
+# colBase it recomputes the addresses from the parameters (563, two LDC before the loads). And 07
+# with 08's named offsets (563, the LDCs): which of layout and address code makes 08 slower at BK = 8.
+W08_INLINE_OFFSETS = [
+    ("&As[k][rowBase + g * 4 * LANE_ROWS]", "&As[k][g * 4 * LANE_ROWS + warpRow * WM + laneRow * 4]"),
+    ("&Bs[k][colBase + g * 4 * LANE_COLS]", "&Bs[k][g * 4 * LANE_COLS + warpCol * WN + laneCol * 4]"),
+    ("const int row = blockRow + rowBase + (i / 4) * 4 * LANE_ROWS + i % 4;",
+     "const int row = blockRow + (i / 4) * 4 * LANE_ROWS + warpRow * WM + laneRow * 4 + i % 4;"),
+    ("const int col = blockCol + colBase + g * 4 * LANE_COLS;",
+     "const int col = blockCol + g * 4 * LANE_COLS + warpCol * WN + laneCol * 4;")]
+V07_NAMED_OFFSETS = [
+    ("const int threadRow = tid / THREAD_COLS;  // rows 4*threadRow .. +3 of each band of 4*THREAD_ROWS\n",
+     "const int threadRow = tid / THREAD_COLS;\n  const int rowBase = threadRow * 4, colBase = threadCol * 4;\n"),
+    ("&As[k][g * 4 * THREAD_ROWS + threadRow * 4]", "&As[k][rowBase + g * 4 * THREAD_ROWS]"),
+    ("&Bs[k][g * 4 * THREAD_COLS + threadCol * 4]", "&Bs[k][colBase + g * 4 * THREAD_COLS]"),
+    ("const int row = blockRow + (i / 4) * 4 * THREAD_ROWS + threadRow * 4 + i % 4;",
+     "const int row = blockRow + rowBase + (i / 4) * 4 * THREAD_ROWS + i % 4;"),
+    ("const int col = blockCol + g * 4 * THREAD_COLS + threadCol * 4;",
+     "const int col = blockCol + colBase + g * 4 * THREAD_COLS;")]
+
+# 08 with its unchecked loads addressed from the tiles' corners, pointers advanced from tile to tile
+# (no LDC, no address recomputed from k0: 1120 instructions a tile at 128 x 128 x 16, 125
+# registers; at BK = 8 it takes 129 registers, one block per SM). An edit of the copy shared with
+# 07: if it pays, it belongs in 07 too.
+W08_CORNER_POINTERS = [
+    ("      va[i] = !checked ? *reinterpret_cast<const float4*>(p) : row < M ? load4(p, K - col, alignedA) : zero;",
+     "      va[i] = !checked ? *reinterpret_cast<const float4*>(&At[e / (BK / 4) * K + e % (BK / 4) * 4])\n"
+     "                       : row < M ? load4(p, K - col, alignedA) : zero;"),
+    ("      vb[i] = !checked ? *reinterpret_cast<const float4*>(p) : row < K ? load4(p, N - col, alignedB) : zero;",
+     "      vb[i] = !checked ? *reinterpret_cast<const float4*>(&Bt[e / (BN / 4) * N + e % (BN / 4) * 4])\n"
+     "                       : row < K ? load4(p, N - col, alignedB) : zero;"),
+    ("  for (; k0 < kUnchecked; k0 += BK) {", "  for (; k0 < kUnchecked; k0 += BK, At += BK, Bt += BK * N) {"),
+    ("  float acc[TM][TN] = {};  // (TM, TN) results in registers\n",
+     "  float acc[TM][TN] = {};  // (TM, TN) results in registers\n"
+     "  const float* At = A + blockRow * K;  // the corners of the tiles at k0\n  const float* Bt = B + blockCol;\n")]
+
 E88, E816, W816 = (128, 128, 8, 32, 64, 8, 8), (128, 128, 8, 64, 64, 8, 16), (128, 256, 8, 64, 64, 8, 16)
 # (kernel, BM, BN, threads, template arguments[, label suffix, source]).
 # 08/09: (BM, BN, BK, WM, WN, TM, TN[, STAGES][, MIN_BLOCKS]).
@@ -117,6 +156,10 @@ CANDIDATES = [
     (K09A, 128, 256, 256, (128, 256, 8, 64, 64, 8, 16, 3, 1)),
     (K09A, 256, 128, 256, (256, 128, 8, 64, 64, 16, 8, 3, 1)),
     # measurement-only variants
+    (K08, 128, 128, 256, E88, "variant: lane offsets written out where used", edit(K08, W08_INLINE_OFFSETS)),
+    (K07, 128, 128, 256, (128, 128, 8, 8, 8), "variant: offsets named as in 08", edit(K07, V07_NAMED_OFFSETS)),
+    (K08, 128, 128, 256, (128, 128, 16, 32, 64, 8, 8), "variant: loads from tile-corner pointers",
+     edit(K08, W08_CORNER_POINTERS)),
     (K09, 128, 128, 256, E88 + (2,), "variant: every tile checked", edit(K09, DB_ALL_CHECKED)),
     (K09, 128, 128, 256, E88 + (2,), "variant: one tile a pass", edit(K09, DB_ONE_TILE_A_PASS)),
     (K09, 128, 256, 256, W816 + (1,), "variant: one tile a pass", edit(K09, DB_ONE_TILE_A_PASS)),
