@@ -759,3 +759,166 @@ def check_06_exercise_2(answer) -> Feedback:
                       f"multiple of 32): how many values of r does each take?")
     return _wrong(f"write out lane t: r = t / BK, c = t % BK, word c x {bm} + r, bank = word mod 32. Count, per bank, "
                   f"the different words the 32 lanes write.")
+
+
+# ---- stage 08: warp tiling ------------------------------------------------------------------------
+EX08_1_CONFIG = dict(BM=128, BN=128, BK=16, WM=32, WN=64, TM=8, TN=8)   # 08's default on the H200
+
+
+def check_08_exercise_1(answer) -> Feedback:
+    """(warps per block, lanes along a column of the warp tile, i.e. WM / TM) for EX08_1_CONFIG."""
+    pair = _pair(answer, "(warps per block, WM / TM)")
+    if isinstance(pair, Feedback):
+        return pair
+    c = stages.WarpTileConfig(**EX08_1_CONFIG)
+    warps, rows = (c.BM // c.WM) * (c.BN // c.WN), c.WM // c.TM
+    if pair == (warps, rows):
+        return _right(f"the {c.BM} x {c.BN} block tile holds ({c.BM}/{c.WM}) x ({c.BN}/{c.WN}) = {warps} warp tiles, one "
+                      f"per warp ({c.threads()} threads); a {c.WM} x {c.WN} warp tile holds {rows} x {c.WN // c.TN} "
+                      f"thread tiles of {c.TM} x {c.TN}, one per lane.")
+    got_warps, got_rows = pair
+    if got_warps == c.threads():
+        return _wrong(f"{got_warps} is the number of threads; a warp is 32 of them.")
+    if got_warps != warps:
+        return _wrong(f"each warp owns one WM x WN = {c.WM} x {c.WN} tile of the BM x BN = {c.BM} x {c.BN} block tile: "
+                      "how many fit?")
+    if got_rows == c.WN // c.TN:
+        return _wrong(f"{got_rows} is WN / TN, the lanes along a row of the warp tile; the question asks WM / TM.")
+    if got_rows == 32:
+        return _wrong("32 is all the lanes of the warp; they form a (WM/TM) x (WN/TN) grid over the warp tile.")
+    return _wrong(f"the warps are right ({warps}). A lane's tile is TM = {c.TM} rows high and the warp tile WM = "
+                  f"{c.WM}: how many lanes stack along its rows?")
+
+
+def check_08_exercise_2(answer) -> Feedback:
+    """Bytes of static shared memory of 08's default (EX08_1_CONFIG), as the kernel declares it."""
+    if _placeholder(answer):
+        return _wrong("replace the placeholder with a whole number of bytes.")
+    try:
+        got = int(answer)
+    except (TypeError, ValueError):
+        return _wrong(f"answer with a whole number of bytes, not {answer!r}.")
+    c = stages.WarpTileConfig(**EX08_1_CONFIG)
+    traced = sum(a.size for a in _trace_of("08_warp_tiling", c).shared_variables)
+    if got == traced:
+        return _right(f"As is BK x (BM + 4) = {c.BK} x {c.BM + 4} floats and Bs BK x BN = {c.BK} x {c.BN}: "
+                      f"{traced} bytes, as the trace of the kernel's shared arrays says.")
+    if got == (c.BM + c.BN) * c.BK * 4:
+        return _wrong("close: the rows of the transposed A tile are padded by 4 floats (from stage 07). Count them.")
+    if got == (c.BM + 4 + c.BN) * c.BK:
+        return _wrong("that is the number of floats; a float is 4 bytes.")
+    if got * 2 == traced or got == (c.BM + 4 + c.BN) * 8 * 4:
+        return _wrong(f"BK is {c.BK} in this configuration.")
+    return _wrong(f"add the two tiles: As holds BK x (BM + 4) floats, Bs holds BK x BN, 4 bytes each (BK = {c.BK}).")
+
+
+def _trace_of(variant_name: str, config, **shape):
+    from . import figures
+    return figures.kernel_trace(stages.variant(variant_name), config, **shape)
+
+
+# ---- stage 09: double buffering and asynchronous copies --------------------------------------------
+EX09_1_CONFIG = dict(BM=128, BN=128, BK=8, WM=32, WN=64, TM=8, TN=8, STAGES=3, MIN_BLOCKS=2)
+EX09_2_TILES = 6
+
+
+def check_09_exercise_1(answer) -> Feedback:
+    """Bytes of static shared memory of 09_async_copy with EX09_1_CONFIG (3 stages)."""
+    if _placeholder(answer):
+        return _wrong("replace the placeholder with a whole number of bytes.")
+    try:
+        got = int(answer)
+    except (TypeError, ValueError):
+        return _wrong(f"answer with a whole number of bytes, not {answer!r}.")
+    c = stages.AsyncCopyConfig(**EX09_1_CONFIG)
+    traced = sum(a.size for a in _trace_of("09_async_copy", c).shared_variables)
+    one = (c.BM + 4 + c.BN) * c.BK * 4
+    if got == traced:
+        return _right(f"{c.STAGES} stages of (BM + 4 + BN) x BK floats: {c.STAGES} x {one} = {traced} bytes (the trace "
+                      "of the kernel's shared arrays agrees). More stages, more tiles in flight, less room for blocks.")
+    if got == one:
+        return _wrong(f"that is one stage; shared memory holds STAGES = {c.STAGES} of them.")
+    if got == 2 * one:
+        return _wrong(f"two buffers is 09_double_buffering; this kernel holds STAGES = {c.STAGES}.")
+    if got == c.STAGES * (c.BM + c.BN) * c.BK * 4:
+        return _wrong("close: each row of the transposed A tile has 4 floats of padding.")
+    if got == c.STAGES * (c.BM + 4 + c.BN) * c.BK:
+        return _wrong("that is the number of floats; a float is 4 bytes.")
+    return _wrong("per stage: As holds BK x (BM + 4) floats and Bs BK x BN; multiply by the stages and 4 bytes.")
+
+
+def check_09_exercise_2(answer) -> Feedback:
+    """In the schedule of 09_double_buffering (default configuration, K = EX09_2_TILES tiles), how many
+    barrier intervals compute on one tile while the loads of another are issued?"""
+    if _placeholder(answer):
+        return _wrong("replace the placeholder with a whole number of intervals.")
+    try:
+        got = int(answer)
+    except (TypeError, ValueError):
+        return _wrong(f"answer with a whole number, not {answer!r}.")
+    from . import pipeline
+    s = pipeline.kernel_schedule(stages.variant("09_double_buffering"), tiles=EX09_2_TILES)
+    overlap = sum(1 for i in s.intervals if i.computed and (i.loading or i.in_flight))
+    if got == overlap:
+        return _right(f"{overlap} of {len(s.intervals)}: every tile but the last is computed while the next one's loads "
+                      "are on their way; the first interval only loads and the last only computes.")
+    if got == 0:
+        return _wrong("0 is stage 08, which loads and computes in separate intervals. Run "
+                      "pipeline.kernel_schedule(...).table() for 09.")
+    if got == EX09_2_TILES:
+        return _wrong("the last tile has no next tile to load while it is computed.")
+    if got == len(s.intervals):
+        return _wrong("the first interval only loads: nothing is in shared memory to compute on yet.")
+    return _wrong("read the schedule's table: count the intervals with both a tile computed and loads issued.")
+
+
+EX09_3_BARRIER = "        __syncthreads();  // the next tiles are complete before anyone reads them\n"
+
+
+def broken_double_buffering():
+    """A copy of kernels/09_double_buffering.cu without the barrier after the next tiles are stored,
+    in a temporary folder; returns its path (the learner's kernel file is not touched)."""
+    import tempfile
+    from pathlib import Path
+    src = stages.variant("09_double_buffering").path
+    text = src.read_text()
+    if text.count(EX09_3_BARRIER) != 1:
+        raise RuntimeError(f"{src.name} no longer has the barrier this exercise removes ({EX09_3_BARRIER.strip()!r}).")
+    path = Path(tempfile.mkdtemp(prefix="tbt_ex09_")) / src.name
+    path.write_text(text.replace(EX09_3_BARRIER, ""))
+    return path
+
+
+def _ex09_3_races():
+    from . import memory, trace
+    from .gemm import launch_args
+    import numpy as np
+    c = stages.DoubleBufferConfig(64, 64, 8, 32, 32, 4, 8, MIN_BLOCKS=1)
+    M, N, K = 64, 64, 48
+    rng = np.random.default_rng(3)
+    A, B = (rng.uniform(-1, 1, s).astype(np.float32) for s in ((M, K), (K, N)))
+    C = np.zeros((M, N), np.float32)
+    t = trace.capture(broken_double_buffering(), stages.variant("09_double_buffering").name_expression(c),
+                      c.grid(M, N), c.block(), launch_args(M, N, K, 1.0, A, B, 0.0, C))
+    return memory.races(t)
+
+
+def check_09_exercise_3(answer) -> Feedback:
+    """(line of the write, line of the read) named by the race check's first race in the kernel without
+    the barrier after the next tiles are stored (broken_double_buffering())."""
+    pair = _pair(answer, "(line of the write, line of the other access)")
+    if isinstance(pair, Feedback):
+        return pair
+    races = _ex09_3_races()
+    if not races:
+        return _wrong("the race check found no race in the broken kernel: the exercise no longer matches the kernel file.")
+    lines = {(r.first[1], r.second[1]) for r in races}
+    first = (races[0].first[1], races[0].second[1])
+    if pair in lines:
+        return _right(f"the store of the next tiles (line {pair[0]}) and a read of the same shared words (line "
+                      f"{pair[1]}) with no barrier between them: {len(races)} races in all. Put the barrier back and "
+                      "the check finds none (section 3).")
+    if pair[::-1] in lines:
+        return _wrong("swapped: the first number is the line that writes the shared word.")
+    return _wrong(f"print(*exercises._ex09_3_races()[:3], sep='\\n') lists the races; each names the two lines "
+                  f"(the first one, for instance, is between lines {first[0]} and ...).")
