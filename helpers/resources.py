@@ -298,14 +298,21 @@ def toolchain() -> Toolchain:
 
 @functools.lru_cache(maxsize=None)
 def _cuda_include_options() -> tuple[str, ...]:
-    """-I for the CUDA headers a kernel may include (<cuda_pipeline.h> in stage 09), from NVIDIA's
-    pip wheel nvidia-cuda-runtime-cu12 (requirements.txt); NVRTC itself ships none of them."""
+    """-I for the CUDA headers a kernel may include (<cuda_pipeline.h> in stage 09): from NVIDIA's
+    pip wheel nvidia-cuda-runtime-cu12 (requirements.txt), else from a CUDA toolkit (CUDA_PATH,
+    CUDA_HOME, /usr/local/cuda); NVRTC itself ships none of them."""
+    candidates = []
     try:
         import nvidia.cuda_runtime
+        candidates += [Path(p) / "include" for p in nvidia.cuda_runtime.__path__]
     except ImportError:
-        return ()
-    include = Path(list(nvidia.cuda_runtime.__path__)[0]) / "include"
-    return (f"--include-path={include}",) if include.is_dir() else ()
+        pass
+    candidates += [Path(os.environ[v]) / "include" for v in ("CUDA_PATH", "CUDA_HOME") if os.environ.get(v)]
+    candidates.append(Path("/usr/local/cuda/include"))
+    for include in candidates:
+        if (include / "cuda_pipeline.h").is_file():
+            return (f"--include-path={include}",)
+    return ()
 
 
 @functools.lru_cache(maxsize=None)
