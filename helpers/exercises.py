@@ -761,6 +761,16 @@ def check_06_exercise_2(answer) -> Feedback:
                   f"the different words the 32 lanes write.")
 
 
+def _whole(answer, unit: str):
+    """A whole number from the learner's answer, or Feedback saying what is wrong with it."""
+    if _placeholder(answer):
+        return _wrong(f"replace the placeholder with a whole number of {unit}.")
+    try:
+        return int(answer)
+    except (TypeError, ValueError):
+        return _wrong(f"answer with a whole number of {unit}, not {answer!r}.")
+
+
 # ---- stage 08: warp tiling ------------------------------------------------------------------------
 EX08_1_CONFIG = dict(BM=128, BN=128, BK=16, WM=32, WN=64, TM=8, TN=8)   # 08's default on the H200
 
@@ -792,12 +802,9 @@ def check_08_exercise_1(answer) -> Feedback:
 
 def check_08_exercise_2(answer) -> Feedback:
     """Bytes of static shared memory of 08's default (EX08_1_CONFIG), as the kernel declares it."""
-    if _placeholder(answer):
-        return _wrong("replace the placeholder with a whole number of bytes.")
-    try:
-        got = int(answer)
-    except (TypeError, ValueError):
-        return _wrong(f"answer with a whole number of bytes, not {answer!r}.")
+    got = _whole(answer, "bytes")
+    if isinstance(got, Feedback):
+        return got
     c = stages.WarpTileConfig(**EX08_1_CONFIG)
     traced = sum(a.size for a in _trace_of("08_warp_tiling", c).shared_variables)
     if got == traced:
@@ -824,12 +831,9 @@ EX09_2_TILES = 6
 
 def check_09_exercise_1(answer) -> Feedback:
     """Bytes of static shared memory of 09_async_copy with EX09_1_CONFIG (3 stages)."""
-    if _placeholder(answer):
-        return _wrong("replace the placeholder with a whole number of bytes.")
-    try:
-        got = int(answer)
-    except (TypeError, ValueError):
-        return _wrong(f"answer with a whole number of bytes, not {answer!r}.")
+    got = _whole(answer, "bytes")
+    if isinstance(got, Feedback):
+        return got
     c = stages.AsyncCopyConfig(**EX09_1_CONFIG)
     traced = sum(a.size for a in _trace_of("09_async_copy", c).shared_variables)
     one = (c.BM + 4 + c.BN) * c.BK * 4
@@ -850,12 +854,9 @@ def check_09_exercise_1(answer) -> Feedback:
 def check_09_exercise_2(answer) -> Feedback:
     """In the schedule of 09_double_buffering (default configuration, K = EX09_2_TILES tiles), how many
     barrier intervals compute on one tile while the loads of another are issued?"""
-    if _placeholder(answer):
-        return _wrong("replace the placeholder with a whole number of intervals.")
-    try:
-        got = int(answer)
-    except (TypeError, ValueError):
-        return _wrong(f"answer with a whole number, not {answer!r}.")
+    got = _whole(answer, "intervals")
+    if isinstance(got, Feedback):
+        return got
     from . import pipeline
     s = pipeline.kernel_schedule(stages.variant("09_double_buffering"), tiles=EX09_2_TILES)
     overlap = sum(1 for i in s.intervals if i.computed and (i.loading or i.in_flight))
