@@ -41,9 +41,9 @@ def cmd_info(args) -> int:
 
 
 def cmd_ladder(args) -> int:
-    from . import bench, stages, verify
+    from . import bench, progress, stages, verify
     rows = []
-    for v in stages.variants():
+    for v in progress.bar(stages.variants(), desc="verifying on the shape catalogue", unit="kernel"):
         report = verify.check_catalogue(v)
         rows.append({"variant": v.name, "verified": report.ok, "summary": v.summary})
         if not report.ok:

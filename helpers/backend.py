@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import os
 import platform
+import sys
 
 from .errors import CourseError
 
@@ -61,8 +62,25 @@ def name() -> str:
 
 
 def banner() -> str:
-    """One line: which backend runs the kernels, and on what."""
-    return current().banner()
+    """Which backend runs the kernels, and on what. On the emulator a second line says what that
+    means for a learner and how to get a GPU."""
+    text = current().banner()
+    return text + "\n" + emulator_note() if name() == "cpu" else text
+
+
+def emulator_note() -> str:
+    """For a first-time learner on the CPU emulator: what works, what does not, what to do."""
+    what = ("What this means: every notebook and exercise works here. Your kernels are compiled, run, "
+            "checked and traced exactly as written, only much slower than on a GPU, so cells that time "
+            "kernels show the committed GPU measurements (results/) instead.")
+    forced = (_forced or os.environ.get(ENV_VAR, "")).strip().lower() == "cpu"
+    if forced:
+        return f"{what} {ENV_VAR}=cpu chose the emulator; unset it to use a GPU where there is one."
+    if "google.colab" in sys.modules or "COLAB_RELEASE_TAG" in os.environ:
+        return (f"{what} For a GPU on Colab: Runtime > Change runtime type > a GPU, then run the notebook "
+                f"from the top.")
+    return (f"{what} On a machine with an NVIDIA GPU and CuPy (cupy-cuda12x, in requirements.txt) the "
+            f"GPU is used without any setting.")
 
 
 def host_description() -> str:

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from . import backend, gemm
+from . import backend, gemm, progress
 from .errors import CourseError, VerificationError
 from .verify import POISON
 from .stages import KernelConfig, Variant
@@ -107,7 +107,7 @@ def ladder(size: int, variants: tuple[Variant, ...], n_repeat: int = 50) -> list
     rows = [{"variant": "cublas_sgemm", "config": "cupy.matmul, TF32 off", "M": M, "N": N, "K": K,
              **asdict(cublas), "tflops": cublas.tflops(M, N, K), "pct_cublas": 100.0,
              "max_rel_diff_vs_cublas": 0.0}]
-    for v in variants:
+    for v in progress.bar(variants, desc=f"timing at {size}^3", unit="kernel"):
         t, rel = time_variant(v, M, N, K, n_repeat=n_repeat)
         rows.append({"variant": v.name, "config": v.default.label(), "M": M, "N": N, "K": K, **asdict(t),
                      "tflops": t.tflops(M, N, K), "pct_cublas": 100.0 * cublas.median_ms / t.median_ms,

@@ -666,7 +666,9 @@ def benchmark(sizes=(1024, 512), n_repeat: int = 5, versions=VERSIONS, log=None)
             if not c.ok:
                 raise verify.VerificationError(f"{v.label()} is wrong, not timed:\n{c.details()}")
     from threadpoolctl import threadpool_limits
+    from . import progress
     rows = []
+    shown = progress.bar(total=len(sizes) * (n_repeat + 1), desc="timing rounds", unit="round")
     for n in sizes:
         A, B, C = operands(n, n, n)
         one, zero = np.float32(1), np.float32(0)
@@ -681,6 +683,7 @@ def benchmark(sizes=(1024, 512), n_repeat: int = 5, versions=VERSIONS, log=None)
                     if rnd:                        # round 0 is the warm-up
                         times[name].append(time.perf_counter() - t)
                 log(f"{n}^3: round {rnd} of {n_repeat} done")
+                shown.update()
         base = statistics.median(times["openblas"])
         for v in (*versions, None):
             name = v.name if v else "openblas"
@@ -691,6 +694,7 @@ def benchmark(sizes=(1024, 512), n_repeat: int = 5, versions=VERSIONS, log=None)
                          "median_s": med, "q1_s": q[0], "q3_s": q[2], "min_s": min(ts), "repeats": len(ts),
                          "gflops": 2.0 * n**3 / med / 1e9, "pct_openblas": 100.0 * base / med,
                          "intensity_flop_per_byte": v.intensity() if v else None})
+    shown.close()
     return rows
 
 
@@ -1070,9 +1074,18 @@ def _feedback(ok: bool, message: str):
     return Feedback(ok, message)
 
 
+_PLACEHOLDER = "replace the placeholder with a number."
+
+
+def _problem(problem: str):
+    """Feedback for an answer that is not a number: the placeholder (not attempted yet) or else."""
+    from .exercises import _unanswered
+    return _unanswered(problem) if problem == _PLACEHOLDER else _feedback(False, problem)
+
+
 def _number(answer):
     if answer is None or answer is Ellipsis or (isinstance(answer, str) and answer.strip() in ("", "?", "...")):
-        return None, "replace the placeholder with a number."
+        return None, _PLACEHOLDER
     try:
         return float(answer), None
     except (TypeError, ValueError):
@@ -1086,7 +1099,7 @@ def check_01_exercise_1(answer) -> object:
     """FLOP per byte of the register-blocked inner loop with MR = 4, NR = 64 (float32)."""
     x, problem = _number(answer)
     if problem:
-        return _feedback(False, problem)
+        return _problem(problem)
     mr, nr = EX1_MR, EX1_NR
     want = 2 * mr * nr / ((mr + nr) * FLOAT_BYTES)
     if abs(x - want) <= 0.02 * want:
@@ -1116,7 +1129,7 @@ def check_01_exercise_2(answer) -> object:
     """The largest MR whose micro-kernel (NR = 64, 16 floats per register) fits in 32 registers."""
     x, problem = _number(answer)
     if problem:
-        return _feedback(False, problem)
+        return _problem(problem)
     per_row = EX2_NR // 16
     want = (VECTOR_REGISTERS - per_row - 1) // per_row
     if x == want:
@@ -1145,7 +1158,7 @@ def check_01_exercise_3(answer) -> object:
     most half of this machine's L1 data cache."""
     x, problem = _number(answer)
     if problem:
-        return _feedback(False, problem)
+        return _problem(problem)
     caches = cache_sizes()
     l1 = caches.get("L1", 32 * 1024)
     assumed = "" if "L1" in caches else " (this machine does not report its L1, so 32 KiB is assumed)"

@@ -120,17 +120,22 @@ def throughput_table(rows: list[dict]) -> Markdown:
 def measure(variants, sizes=(256, 512, 1024, 2048, 4096), n_warmup: int = 3, n_repeat: int = 20) -> list[dict]:
     """On a GPU: each variant (default configuration) and cuBLAS at size^3, timed in the same run.
     Rows have the format of results/*.json. Raises CourseError on the CPU emulator."""
-    from . import bench
+    from . import bench, progress
     rows = []
-    for n in sizes:
-        cublas = bench.time_cublas(n, n, n, n_warmup, n_repeat)
-        rows.append({"variant": "cublas_sgemm", "M": n, "N": n, "K": n, "median_ms": cublas.median_ms,
-                     "tflops": cublas.tflops(n, n, n), "pct_cublas": 100.0})
-        for v in variants:
-            t, rel = bench.time_variant(v, n, n, n, n_warmup=n_warmup, n_repeat=n_repeat)
-            rows.append({"variant": v.name, "M": n, "N": n, "K": n, "median_ms": t.median_ms,
-                         "tflops": t.tflops(n, n, n), "pct_cublas": 100.0 * cublas.median_ms / t.median_ms,
-                         "max_rel_diff_vs_cublas": rel})
+    with progress.bar(total=len(sizes) * (len(variants) + 1), desc="timing", unit="run") as shown:
+        for n in sizes:
+            shown.set_postfix_str(f"cuBLAS at {n}^3")
+            cublas = bench.time_cublas(n, n, n, n_warmup, n_repeat)
+            shown.update()
+            rows.append({"variant": "cublas_sgemm", "M": n, "N": n, "K": n, "median_ms": cublas.median_ms,
+                         "tflops": cublas.tflops(n, n, n), "pct_cublas": 100.0})
+            for v in variants:
+                shown.set_postfix_str(f"{v.name} at {n}^3")
+                t, rel = bench.time_variant(v, n, n, n, n_warmup=n_warmup, n_repeat=n_repeat)
+                shown.update()
+                rows.append({"variant": v.name, "M": n, "N": n, "K": n, "median_ms": t.median_ms,
+                             "tflops": t.tflops(n, n, n), "pct_cublas": 100.0 * cublas.median_ms / t.median_ms,
+                             "max_rel_diff_vs_cublas": rel})
     return rows
 
 

@@ -19,6 +19,12 @@ from .stages import CoalescedConfig, NaiveConfig, ceil_div
 class Feedback:
     ok: bool
     message: str
+    attempted: bool = True      # False: the answer is still the notebook's placeholder
+
+    @property
+    def status(self) -> str:
+        """'right', 'wrong' or 'not attempted' (what helpers.teacher's grader reports)."""
+        return "right" if self.ok else "wrong" if self.attempted else "not attempted"
 
     def __str__(self) -> str:
         return f"{'Correct' if self.ok else 'Not yet'}: {self.message}"
@@ -37,6 +43,14 @@ def _wrong(message: str) -> Feedback:
     return Feedback(False, message)
 
 
+AGAIN = " Then run the cell again: the checker says whether it is right, or what is wrong with it."
+
+
+def _unanswered(message: str) -> Feedback:
+    """The answer is still the placeholder: say what to put there, and what happens next."""
+    return Feedback(False, message + AGAIN, attempted=False)
+
+
 def _placeholder(answer) -> bool:
     if isinstance(answer, (tuple, list)):
         return any(_placeholder(a) for a in answer)
@@ -52,7 +66,7 @@ _KERNEL_NAMES = {"02_naive": "02_naive", "naive": "02_naive", "sgemm_naive": "02
 def check_02_exercise_1(answer) -> Feedback:
     """Which kernel makes consecutive lanes of a warp store to consecutive addresses of C?"""
     if _placeholder(answer):
-        return _wrong("replace the placeholder with a kernel name: '02_naive' or '02_naive_coalesced'.")
+        return _unanswered("replace the placeholder with a kernel name: '02_naive' or '02_naive_coalesced'.")
     name = _KERNEL_NAMES.get(str(answer).strip().lower().removesuffix(".cu").removeprefix("kernels/"))
     if name is None:
         return _wrong(f"{answer!r} is not one of this stage's kernels; answer '02_naive' or '02_naive_coalesced'.")
@@ -70,7 +84,7 @@ EX2_BLOCK, EX2_M, EX2_N = (16, 8), 100, 70
 def check_02_exercise_2(grid) -> Feedback:
     """The grid (x, y) of 02_naive_coalesced with block (16, 8) for C of 100 rows x 70 columns."""
     if _placeholder(grid):
-        return _wrong("replace the placeholder with a tuple (grid_x, grid_y).")
+        return _unanswered("replace the placeholder with a tuple (grid_x, grid_y).")
     try:
         g = tuple(int(v) for v in grid)
     except (TypeError, ValueError):
@@ -105,7 +119,7 @@ def check_02_exercise_3(block_x, block_y) -> Feedback:
     """A block shape that makes warp 0 of 02_naive_coalesced store C as badly as 02_naive does:
     32 sectors per store."""
     if _placeholder(block_x) or _placeholder(block_y):
-        return _wrong("replace the placeholders with whole numbers: block_x and block_y.")
+        return _unanswered("replace the placeholders with whole numbers: block_x and block_y.")
     try:
         CoalescedConfig(block_x, block_y)
     except ValueError as e:
@@ -127,7 +141,7 @@ def check_02_exercise_3(block_x, block_y) -> Feedback:
 def check_02_exercise_4(block_x, block_y) -> Feedback:
     """A block shape that makes warp 0 of 02_naive store C in 4 sectors, as coalesced as it gets."""
     if _placeholder(block_x) or _placeholder(block_y):
-        return _wrong("replace the placeholders with whole numbers: block_x and block_y.")
+        return _unanswered("replace the placeholders with whole numbers: block_x and block_y.")
     try:
         NaiveConfig(block_x, block_y)
     except ValueError as e:
@@ -156,7 +170,7 @@ EX03_1_TILE = 16          # 03_smem_tiling with tile 16 against 02_naive_coalesc
 def _pair(answer, what: str):
     """(int, int) from the learner's answer, or Feedback saying what is wrong with it."""
     if _placeholder(answer):
-        return _wrong(f"replace the placeholders with two whole numbers: {what}.")
+        return _unanswered(f"replace the placeholders with two whole numbers: {what}.")
     try:
         pair = tuple(int(v) for v in answer)
     except (TypeError, ValueError):
@@ -390,7 +404,7 @@ def check_05_exercise_1(answer) -> Feedback:
     (tm1, tn1), (tm2, tn2) = EX05_1_TILES
     what = f"(multiply-adds per shared load for {tm1} x {tn1}, for {tm2} x {tn2})"
     if _placeholder(answer):
-        return _wrong(f"replace the placeholders with two numbers: {what}.")
+        return _unanswered(f"replace the placeholders with two numbers: {what}.")
     try:
         got = tuple(float(x) for x in answer)
     except (TypeError, ValueError):
@@ -535,7 +549,7 @@ _MATRICES = ("A", "B", "C")
 def _matrix_set(answer):
     """A set of matrix names from 'A', 'A, C', ['A', 'C'], {'a'}, '' or 'none'; or Feedback."""
     if answer is None or answer is Ellipsis or (isinstance(answer, str) and answer.strip() in ("?", "...")):
-        return _wrong("replace the placeholder with the matrices read with 16-byte loads, e.g. {'A'} or "
+        return _unanswered("replace the placeholder with the matrices read with 16-byte loads, e.g. {'A'} or "
                       "'A, C'; set() or 'none' if none of them.")
     if isinstance(answer, str):
         text = answer.strip().upper()
@@ -661,7 +675,7 @@ def _first_shared_store(variant_name: str, fields: dict, array: str, M: int = fi
 def _pads(answer):
     """A set of whole numbers from the learner's answer, or Feedback saying what is wrong with it."""
     if _placeholder(answer) or (isinstance(answer, (set, frozenset)) and any(_placeholder(a) for a in answer)):
-        return _wrong(f"replace the placeholder with the values of PAD that work, as a set like {{1, 8}}; "
+        return _unanswered(f"replace the placeholder with the values of PAD that work, as a set like {{1, 8}}; "
                       f"choose from {', '.join(map(str, EX06_1_PADS))}.")
     items = [answer] if isinstance(answer, (int, float)) and not isinstance(answer, bool) else answer
     try:
@@ -764,7 +778,7 @@ def check_06_exercise_2(answer) -> Feedback:
 def _whole(answer, unit: str):
     """A whole number from the learner's answer, or Feedback saying what is wrong with it."""
     if _placeholder(answer):
-        return _wrong(f"replace the placeholder with a whole number of {unit}.")
+        return _unanswered(f"replace the placeholder with a whole number of {unit}.")
     try:
         return int(answer)
     except (TypeError, ValueError):

@@ -521,7 +521,9 @@ def kernel_resources(variant, config: KernelConfig | None = None, arch: str | No
 def resource_table(arch: str | None = None, variants=None) -> str:
     """Every registered variant (default configuration) as a Markdown table."""
     from .display import Markdown
-    rows = [kernel_resources(v, arch=arch) for v in (variants or stages.variants())]
+    from . import progress
+    rows = [kernel_resources(v, arch=arch)
+            for v in progress.bar(variants or stages.variants(), desc="compiling for registers", unit="kernel")]
     head = ["| kernel | threads | registers | static smem B | local B | spills | blocks/SM | occupancy | limited by |",
             "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:

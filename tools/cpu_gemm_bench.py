@@ -41,7 +41,7 @@ from pathlib import Path  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from helpers import cpu_gemm  # noqa: E402
+from helpers import cpu_gemm, progress  # noqa: E402
 
 
 def machine_slug(model: str) -> str:
@@ -81,7 +81,7 @@ def main(argv=None) -> int:
             print(f"wrote {path.relative_to(ROOT)}")
         return 0
 
-    log = (lambda *a: print(*a, file=sys.stderr, flush=True))
+    log = (lambda *a: progress.write(*a, file=sys.stderr))   # lines above the progress bar of the rounds
     command = "python tools/cpu_gemm_bench.py " + " ".join(argv if argv is not None else sys.argv[1:])
     load_before = os.getloadavg()
     m = cpu_gemm.machine(command.strip())

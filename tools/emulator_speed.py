@@ -23,7 +23,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from helpers import emulator, verify  # noqa: E402
+from helpers import emulator, progress, verify  # noqa: E402
 from helpers.backend import host_description  # noqa: E402
 from helpers.gemm import launch_args  # noqa: E402
 from helpers.kernel_source import KernelSource  # noqa: E402
@@ -67,12 +67,12 @@ def main():
                                           "on the same 128^3 tiled SGEMM, in the same session")
     args = p.parse_args()
     rows = []
-    for name, file, expr, n, block, grid, workers in CASES:
+    for name, file, expr, n, block, grid, workers in progress.bar(CASES, desc="emulator cases", unit="case"):
         wall, grid_s = measure(file, expr, n, block, grid, workers, args.repeat)
         rows.append({"case": name, "kernel": f"tools/emulator_bench/{file}:{expr}", "size": n,
                      "workers": workers or emulator.default_workers(), "median_launch_ms": round(wall * 1e3, 2),
                      "median_grid_ms": round(grid_s * 1e3, 2), "verified": True})
-        print(f"{name:<52} launch {wall * 1e3:8.1f} ms   grid alone {grid_s * 1e3:8.1f} ms")
+        progress.write(f"{name:<52} launch {wall * 1e3:8.1f} ms   grid alone {grid_s * 1e3:8.1f} ms")
     baseline = None
     if args.numba_python:
         r = subprocess.run([args.numba_python, str(ROOT / "tools" / "numba_simulator_baseline.py"), "128"],

@@ -5,7 +5,7 @@ import json
 import sys
 from pathlib import Path
 
-from helpers import backend, bench, display, stages, widgets
+from helpers import backend, bench, display, progress, stages, widgets
 
 backend.use("gpu")
 CMD = "PYTHONPATH=. python3 tools/measure_02.py OUT.json"
@@ -13,7 +13,7 @@ old = json.loads((Path(__file__).resolve().parent.parent / "results" / "02_naive
 shapes = [(r["variant"], r["block_x"], r["block_y"]) for r in old["block_shape_sweep"]["rows"]]
 rows = display.measure(stages.stage("02").variants, sizes=(256, 512, 1024, 2048, 4096), n_warmup=5, n_repeat=30)
 sweep = []
-for name, bx, by in shapes:
+for name, bx, by in progress.bar(shapes, desc="block shapes at 4096^3", unit="shape"):
     r = widgets.run_block_shape(name, bx, by, time_size=4096)
     row = {k: v for k, v in old["block_shape_sweep"]["rows"][len(sweep)].items() if k != "gflops"}
     row["gflops"] = round(r.gflops) if getattr(r, "gflops", None) else None

@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from helpers import backend, bench, stages, verify  # noqa: E402
+from helpers import backend, bench, progress, stages, verify  # noqa: E402
 from helpers.stages import ThreadTile1DConfig as T1, ThreadTile2DConfig as T2  # noqa: E402
 
 # (BM, BN, BK, TM): 128 to 1024 threads, TM from 8 to 32 results per thread
@@ -104,14 +104,14 @@ def main(argv=None) -> int:
     save()
     for name in args.stages:
         v = stages.variant(name)
-        for config in CANDIDATES[name]:
+        for config in progress.bar(CANDIDATES[name], desc=name, unit="config"):
             row = measure(v, config, S, args.repeat, cublas.median_ms)
             result["rows"].append(row)
             if "tflops" in row:
-                print(f"{name} {config.label():42s} {row['tflops']:6.2f} TFLOP/s {row['pct_cublas']:5.1f}% "
-                      f"of cuBLAS, {row['registers']} regs  [{time.time() - start:.0f} s]")
+                progress.write(f"{name} {config.label():42s} {row['tflops']:6.2f} TFLOP/s {row['pct_cublas']:5.1f}% "
+                               f"of cuBLAS, {row['registers']} regs  [{time.time() - start:.0f} s]")
             else:
-                print(f"{name} {config.label():42s} {row.get('error') or row.get('catalogue_report')}")
+                progress.write(f"{name} {config.label():42s} {row.get('error') or row.get('catalogue_report')}")
             save()
         timed = [r for r in result["rows"] if r["variant"] == name and "tflops" in r]
         if timed:
