@@ -21,21 +21,16 @@ import sys
 import time
 from pathlib import Path
 
+from . import colab
+
 MARKER = "NBVAL_CHECK_OUTPUT"
 KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3"}
 LANGUAGE_INFO = {"name": "python"}
 FORBIDDEN_IN_CHECKED = ("image/png", "image/jpeg", "image/svg+xml", "application/vnd.jupyter.widget-view+json")
 
-# The first code cell of every notebook: it finds the course root and prints the backend banner.
-FIRST_CELL = """\
-# Every notebook of the course starts with this cell: it finds the course's root (the folder
-# holding helpers/) and says which backend runs the kernels, and on what.
-import sys
-from pathlib import Path
-ROOT = next(p for p in (Path.cwd(), *Path.cwd().parents) if (p / "helpers" / "stages.py").is_file())
-sys.path.insert(0, str(ROOT))
-from helpers import backend
-print(backend.banner())"""
+# The first code cell of every notebook: it finds the course root (on Google Colab it clones the
+# course first) and prints the backend banner. helpers/colab.py keeps it, with the repository's name.
+FIRST_CELL = colab.first_cell()
 
 
 def is_checked(cell) -> bool:
@@ -162,15 +157,15 @@ def main(argv=None) -> int:
         return 0
     if args.backend:
         os.environ["TBT_BACKEND"] = args.backend
-    from . import backend
+    from . import backend, progress
     print(backend.banner())
     status = 0
-    for nb in args.notebooks:
+    for nb in progress.bar(args.notebooks, desc="executing", unit="notebook"):
         try:
             seconds = refresh(nb, args.timeout)
-            print(f"refreshed {nb} in {seconds:.1f} s")
+            progress.write(f"refreshed {nb} in {seconds:.1f} s")
         except Exception as e:  # report each notebook and go on to the next
-            print(f"FAILED {nb}: {type(e).__name__}: {e}", file=sys.stderr)
+            progress.write(f"FAILED {nb}: {type(e).__name__}: {e}", file=sys.stderr)
             status = 1
     return status
 

@@ -1,0 +1,57 @@
+"""Builds every course panel in a real Jupyter kernel, moves its sliders, and prints what each
+panel described: a check of the panels against the ipywidgets a kernel has, without a browser.
+Made for Google Colab's ipywidgets 7.7 (the course pins 8); run in a throwaway environment:
+
+    python3 -m venv /tmp/ipyw77
+    /tmp/ipyw77/bin/pip install ipywidgets==7.7.1 "ipykernel<7" nbclient nbformat numpy matplotlib pandas tqdm numba threadpoolctl
+    /tmp/ipyw77/bin/python -m ipykernel install --prefix /tmp/ipyw77 --name python3
+    /tmp/ipyw77/bin/python tools/widgets_in_kernel.py
+
+Each panel's callback runs once when it is built and once per slider move; the count and the last
+description are printed, and an ERROR line for any cell that raised.
+"""
+import sys, time
+import nbformat
+from nbclient import NotebookClient
+cells = [
+    # the course's own first cell, as committed
+    None,
+    "import ipywidgets, tqdm; print('ipywidgets', ipywidgets.__version__, 'tqdm', tqdm.__version__)",
+    "from helpers import widgets, cpu_gemm, progress\n"
+    "seen = []\n"
+    "for f in ('describe_block_shape', 'describe_tile_config'):\n"
+    "    orig = getattr(widgets, f)\n"
+    "    setattr(widgets, f, (lambda orig: lambda r: seen.append(orig(r)) or seen[-1])(orig))\n"
+    "p1 = widgets.block_shape_panel()\n"
+    "kernel, bx, by = p1.children[0].children\n"
+    "bx.value = 8; by.value = 4\n"
+    "print(type(p1).__name__, [type(c).__name__ for c in p1.children[0].children])\n"
+    "print(len(seen), 'descriptions; last:', seen[-1][:300])",
+    "p2 = widgets.tile_explorer('05_2d_thread_tiling')\n"
+    "sl = p2.children[0].children\n"
+    "sl[-1].value = 8\n"
+    "print([type(c).__name__ for c in sl]); print(len(seen), 'descriptions; last:', seen[-1][:400])",
+    "p3 = cpu_gemm.blocks_panel(size=64)\n"
+    "print([type(c).__name__ for c in p3.children])",
+    "import os; os.environ['TBT_PROGRESS'] = '1'\n"
+    "print(progress.enabled(), progress._in_notebook())\n"
+    "for _ in progress.bar(range(3), desc='demo'): pass\n"
+    "print('bar ok')",
+]
+ROOT = __import__("pathlib").Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from helpers import colab
+cells[0] = colab.first_cell()
+nb = nbformat.v4.new_notebook()
+nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
+t = time.time()
+NotebookClient(nb, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(ROOT / "notebooks")}}).execute()
+for i, c in enumerate(nb.cells):
+    for o in c.outputs:
+        if o.output_type == "stream":
+            print(f"[{i}] {o.text.strip()[:600]}")
+        elif o.output_type == "error":
+            print(f"[{i}] ERROR {o.ename}: {o.evalue}")
+        else:
+            print(f"[{i}] {o.output_type} {list(o.get('data', {}))}")
+print(f"{time.time() - t:.0f} s")
