@@ -7,6 +7,8 @@
     python -m helpers trace FILE.cu --kernel NAME --grid X,Y --block X,Y --mnk M,N,K [--racecheck]
                                                its memory traffic per source line: bank conflicts,
                                                sectors (and races), traced on the CPU emulator
+    python -m helpers teacher student-copies OUTDIR | teacher-copies OUTDIR | grade STUDENT.ipynb ...
+                                               notebooks to hand out or keep, and a grader (helpers/teacher.py)
 Add --backend cpu|gpu to any of them to choose the backend.
 """
 
@@ -237,12 +239,17 @@ def parser() -> argparse.ArgumentParser:
     trc.add_argument("--racecheck", action="store_true",
                      help="also look for shared-memory races and reads of unwritten shared memory "
                           "(exit status 1 when any is found)")
+    from . import teacher
+    teacher.add_parser(sub)
     return p
 
 
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
     try:
+        if args.command == "teacher":
+            from . import teacher
+            return teacher.main(args)
         if args.backend:
             backend.use(args.backend)
         return {"info": cmd_info, "ladder": cmd_ladder, "check": cmd_check, "trace": cmd_trace}[args.command](args)
