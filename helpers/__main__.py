@@ -7,6 +7,9 @@
     python -m helpers trace FILE.cu --kernel NAME --grid X,Y --block X,Y --mnk M,N,K [--racecheck]
                                                its memory traffic per source line: bank conflicts,
                                                sectors (and races), traced on the CPU emulator
+    python -m helpers tune VARIANT [--size N] [--out FILE] [--dry-run]
+                                               search a kernel's tile configurations: each verified,
+                                               then timed on a GPU (--dry-run: enumerate and verify only)
     python -m helpers teacher student-copies OUTDIR | teacher-copies OUTDIR | grade STUDENT.ipynb ...
                                                notebooks to hand out or keep, and a grader (helpers/teacher.py)
 Add --backend cpu|gpu to any of them to choose the backend.
@@ -210,6 +213,25 @@ def cmd_trace(args) -> int:
     return EXIT_WRONG
 
 
+def cmd_tune(args) -> int:
+    from . import autotune
+    if args.dry_run:
+        print(autotune.search_space(args.variant, args.radius).summary())
+        print()
+        result = autotune.dry_run(args.variant, count=args.count, radius=args.radius)
+        print(f"{backend.banner()}\nThe first {len(result.rows)} candidates, verified on the catalogue's small "
+              f"shapes; nothing timed:")
+        print(result.table())
+        return 0 if all(r["status"] == autotune.VERIFIED for r in result.rows) else EXIT_WRONG
+    result = autotune.tune(args.variant, size=args.size, radius=args.radius, repeat=args.repeat)
+    print(backend.banner())
+    print(result.table())
+    print(f"cached in {result.file}")
+    if args.out:
+        print(f"wrote {autotune.record(result, args.out)}")
+    return 0 if result.best else EXIT_WRONG
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m helpers", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -239,6 +261,18 @@ def parser() -> argparse.ArgumentParser:
     trc.add_argument("--racecheck", action="store_true",
                      help="also look for shared-memory races and reads of unwritten shared memory "
                           "(exit status 1 when any is found)")
+    from .stages import variants
+    tune = sub.add_parser("tune", parents=[common], help="search a kernel's tile configurations (timed on a GPU)")
+    tune.add_argument("variant", metavar="VARIANT", choices=[v.name for v in variants()],
+                      help="a registered kernel, e.g. 08_warp_tiling")
+    tune.add_argument("--size", type=int, default=4096, help="M = N = K for the timings (default 4096)")
+    tune.add_argument("--radius", type=int, default=2,
+                      help="steps from the registered default the search goes (default 2)")
+    tune.add_argument("--repeat", type=int, default=30, help="timed launches per candidate (default 30)")
+    tune.add_argument("--out", help="also write the search, with provenance, to this results file")
+    tune.add_argument("--dry-run", action="store_true",
+                      help="any backend: show the search space and verify the first --count candidates, untimed")
+    tune.add_argument("--count", type=int, default=3, help="candidates a dry run verifies (default 3)")
     from . import teacher
     teacher.add_parser(sub)
     return p
@@ -252,7 +286,8 @@ def main(argv=None) -> int:
             return teacher.main(args)
         if args.backend:
             backend.use(args.backend)
-        return {"info": cmd_info, "ladder": cmd_ladder, "check": cmd_check, "trace": cmd_trace}[args.command](args)
+        return {"info": cmd_info, "ladder": cmd_ladder, "check": cmd_check, "trace": cmd_trace,
+                "tune": cmd_tune}[args.command](args)
     except (KernelCompileError, FileNotFoundError) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE
