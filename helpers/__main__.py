@@ -10,6 +10,9 @@
     python -m helpers tune VARIANT [--size N] [--out FILE] [--dry-run]
                                                search a kernel's tile configurations: each verified,
                                                then timed on a GPU (--dry-run: enumerate and verify only)
+    python -m helpers results-table [--ladder FILE] [--write]
+                                               README's results table from the newest committed ladder
+                                               (--write: into README, with figures/11_autotuning_*.svg)
     python -m helpers teacher student-copies OUTDIR | teacher-copies OUTDIR | grade STUDENT.ipynb ...
                                                notebooks to hand out or keep, and a grader (helpers/teacher.py)
 Add --backend cpu|gpu to any of them to choose the backend.
@@ -232,6 +235,16 @@ def cmd_tune(args) -> int:
     return 0 if result.best else EXIT_WRONG
 
 
+def cmd_results_table(args) -> int:
+    from . import ladder_report
+    ladder = ladder_report.load_ladder(args.ladder)
+    print(ladder_report.results_table(ladder))
+    if args.write:
+        for path in ladder_report.regenerate(ladder):
+            print(f"wrote {path.relative_to(ladder_report.ROOT) if path.is_relative_to(ladder_report.ROOT) else path}")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m helpers", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -273,6 +286,10 @@ def parser() -> argparse.ArgumentParser:
     tune.add_argument("--dry-run", action="store_true",
                       help="any backend: show the search space and verify the first --count candidates, untimed")
     tune.add_argument("--count", type=int, default=3, help="candidates a dry run verifies (default 3)")
+    table = sub.add_parser("results-table", parents=[common], help="README's results table from the newest committed ladder")
+    table.add_argument("--ladder", help="a ladder JSON (default: the newest results/gpu_*/ladder.json)")
+    table.add_argument("--write", action="store_true",
+                       help="put it into README.md and redraw figures/11_autotuning_*.svg from the ladder")
     from . import teacher
     teacher.add_parser(sub)
     return p
@@ -287,7 +304,7 @@ def main(argv=None) -> int:
         if args.backend:
             backend.use(args.backend)
         return {"info": cmd_info, "ladder": cmd_ladder, "check": cmd_check, "trace": cmd_trace,
-                "tune": cmd_tune}[args.command](args)
+                "tune": cmd_tune, "results-table": cmd_results_table}[args.command](args)
     except (KernelCompileError, FileNotFoundError) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE

@@ -813,11 +813,15 @@ def draw_03_reuse(path: Path) -> Path:
         return _save(plot_reuse(), path)
 
 
+from .ladder_report import draw_11_ladder, draw_11_roofline  # noqa: E402  (drawn from the newest committed ladder)
+
 # name -> function(path) that writes figures/<name>.svg
 FIGURES: dict[str, Callable[[Path], Path]] = {
     "02_naive_mapping": draw_02_naive_mapping,
     "03_smem_tiling_bank_grid": draw_03_bank_grid,
     "03_smem_tiling_reuse": draw_03_reuse,
+    "11_autotuning_ladder": draw_11_ladder,
+    "11_autotuning_roofline": draw_11_roofline,
 }
 
 

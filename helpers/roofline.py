@@ -218,6 +218,25 @@ def _when(prov: dict) -> str:
     return f"measured on {prov.get('gpu')}, {str(prov.get('date') or 'an unrecorded date')[:10]}"
 
 
+def committed_ceilings(gpu_name: str, directory: Path | str = RESULTS_DIR) -> Ceilings | None:
+    """The roofs of the newest committed ceilings file of this GPU (measure_ceilings(save_to=...)):
+    the peak and DRAM bandwidth from the device's properties, cuBLAS and the copy as measured. None
+    when no such file is committed."""
+    found = _ceiling_files(gpu_name, directory)
+    if not found:
+        return None
+    c, prov, name = max(found, key=lambda f: str(f[1].get("date") or ""))
+    detail = str(c.get("peak_source", "")).removeprefix(f"{DEVICE_PROPERTIES}: ")
+    when = f"{_when(prov)} (`results/{name}`)"
+    size = c.get("cublas_size")
+    return Ceilings(prov.get("gpu", gpu_name), float(c["fp32_peak_tflops"]), float(c["dram_tbs"]), DEVICE_PROPERTIES,
+                    detail, c.get("cublas_tflops"),
+                    f"cuBLAS SGEMM {size}x{size}x{size}, TF32 off, {when}" if c.get("cublas_tflops") else None,
+                    c.get("copy_tbs"),
+                    f"{c.get('copy_bytes', 0) / 2**30:g} GiB device copy (read + write), {when}"
+                    if c.get("copy_tbs") else None)
+
+
 def reference_roofline(gpu_name: str = "NVIDIA H200", level: str = "dram", all_shapes: bool = False,
                        directory: Path | str = RESULTS_DIR) -> tuple[Ceilings, list[Point]]:
     """No GPU needed: roofs from the datasheet table, measured ceilings and points only from committed
@@ -276,10 +295,12 @@ def roofline(gpu_name: str = "NVIDIA H200", level: str = "dram"):
 
 
 # ---- the figure -------------------------------------------------------------------------------------
-def plot_roofline(ceilings: Ceilings, points=(), ax=None, title: str | None = None, labels: bool = True):
+def plot_roofline(ceilings: Ceilings, points=(), ax=None, title: str | None = None, labels: bool = True,
+                  colors: dict[str, str] | None = None):
     """Log-log roofline: the FP32 and DRAM roofs, the ridge point, measured ceilings dashed, and the
     points, each labelled beside it (labels=False: one legend entry per variant instead, for many
-    points). Draws only what it is given; the sources go in a note under the axes. Returns the figure."""
+    points; `colors` maps a variant to its colour). Draws only what it is given; the sources go in a
+    note under the axes. Returns the figure."""
     import matplotlib.pyplot as plt
     import numpy as np
     from .figures import VARIANT_COLORS
@@ -309,11 +330,12 @@ def plot_roofline(ceilings: Ceilings, points=(), ax=None, title: str | None = No
         ax.plot(x, np.minimum(peak, ceilings.copy_tbs * x), color="#3182bd", linestyle="--", linewidth=1.2,
                 label=f"device copy, measured: {ceilings.copy_tbs:.2f} TB/s")
         notes.append(f"Copy: {ceilings.copy_source}")
-    colors: dict[str, str] = {}
+    used: dict[str, str] = {}
     for i, p in enumerate(points):
         key = p.variant or p.label
-        legend = None if labels or key in colors else key
-        color = colors.setdefault(key, VARIANT_COLORS.get(key, EXTRA_COLORS[len(colors) % len(EXTRA_COLORS)]))
+        legend = None if labels or key in used else key
+        color = used.setdefault(key, (colors or {}).get(key) or VARIANT_COLORS.get(key)
+                                or EXTRA_COLORS[len(used) % len(EXTRA_COLORS)])
         ax.plot([p.intensity_flop_per_byte], [p.tflops], marker="o", markersize=7, linestyle="none", color=color,
                 label=legend)
         if labels:
