@@ -222,8 +222,10 @@ def _failure_status(e: Exception) -> str:
 
 
 def _identity(v: Variant, config: KernelConfig, distance: int) -> dict:
+    precision = getattr(v, "precision", "fp32")   # rows without "precision" are FP32, as in the ladder
     return {"variant": v.name, "config": config.label(), "fields": asdict(config), "distance": distance,
-            "threads": config.threads(), "shared_bytes": config.static_shared_bytes() + config.shared_bytes()}
+            "threads": config.threads(), "shared_bytes": config.static_shared_bytes() + config.shared_bytes(),
+            **({} if precision == "fp32" else {"precision": precision})}
 
 
 def _inspect(v: Variant, config: KernelConfig, arch: str | None, shapes, is_default: bool) -> dict:
@@ -383,9 +385,9 @@ class _GpuRun:
     def _cublas(self) -> dict:
         S = self.size
         # TF32 variants (stage 10) compare with cuBLAS in TF32, as helpers.bench's ladder does
-        kw = {} if self.v.precision == "fp32" else {"precision": self.v.precision}
-        t = self.bench.time_cublas(S, S, S, n_repeat=self.repeat, **kw)
-        name = "cublas_sgemm" if self.v.precision == "fp32" else f"cublas_{self.v.precision}"
+        tf32 = getattr(self.v, "precision", "fp32") == "tf32"
+        t = self.bench.time_cublas(S, S, S, n_repeat=self.repeat, **({"tf32": True} if tf32 else {}))
+        name = "cublas_tf32" if tf32 else "cublas_sgemm"
         return {"variant": name, "M": S, "N": S, "K": S, **asdict(t), "tflops": t.tflops(S, S, S)}
 
     def begin(self) -> dict:
