@@ -2,11 +2,13 @@
 
 Timing uses cupyx.profiler.benchmark (CUDA events): warm-up launches first, then many timed
 launches; we keep the median and the quartiles. cuBLAS runs through cupy.matmul with TF32 off
-(CuPy's default; CUPY_TF32=1 is refused here). GFLOP/s = 2 M N K / time.
+(CuPy's default; CUPY_TF32=1 is refused here), except beside a TF32 kernel (stage 10), which is
+compared with cuBLAS in TF32 (`time_cublas(..., tf32=True)`). GFLOP/s = 2 M N K / time.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import os
 import platform
@@ -72,10 +74,27 @@ def device_operands(M: int, N: int, K: int, seed: int = 0):
     return A, B, C
 
 
-def time_cublas(M: int, N: int, K: int, n_warmup: int = 10, n_repeat: int = 50) -> Timing:
+@contextlib.contextmanager
+def cublas_tf32():
+    """cupy.matmul of float32 on the tensor cores in TF32 inside the block, FP32 again after."""
+    from cupy._core import _routines_linalg as linalg  # CuPy's switch behind CUPY_TF32
+    cp = _require_gpu()
+    before = linalg.get_compute_type(cp.dtype(cp.float32))
+    linalg.set_compute_type(cp.dtype(cp.float32), linalg.COMPUTE_TYPE_TF32)
+    try:
+        yield
+    finally:
+        linalg.set_compute_type(cp.dtype(cp.float32), before)
+
+
+def time_cublas(M: int, N: int, K: int, n_warmup: int = 10, n_repeat: int = 50, tf32: bool = False) -> Timing:
     cp = _require_gpu()
     A, B, C = device_operands(M, N, K)
-    return time_call(lambda: cp.matmul(A, B, out=C), n_warmup, n_repeat)
+    with cublas_tf32() if tf32 else contextlib.nullcontext():
+        return time_call(lambda: cp.matmul(A, B, out=C), n_warmup, n_repeat)
+
+
+AGREEMENT = {"fp32": 1e-5, "tf32": 1e-2}  # largest |C - cuBLAS FP32| / largest |C| that is not a bug
 
 
 def time_variant(variant: Variant, M: int, N: int, K: int, config: KernelConfig | None = None,
@@ -89,9 +108,11 @@ def time_variant(variant: Variant, M: int, N: int, K: int, config: KernelConfig 
     args = gemm.launch_args(M, N, K, 1.0, A, B, 0.0, C)
     C.fill(POISON)  # an element the kernel never writes keeps it, and the comparison shows it
     kernel(config.grid(M, N), config.block(), args, shared_mem=config.shared_bytes())  # checked, synchronized
-    ref = cp.matmul(A, B)
+    ref = cp.matmul(A, B)  # FP32
     rel = float(cp.max(cp.abs(C - ref)) / cp.max(cp.abs(ref)))
-    if not rel < 1e-5:  # NaN fails too
+    # FP32 kernels agree with cuBLAS to rounding; TF32 ones to TF32's 10 mantissa bits (a wrong
+    # kernel is off by the size of the elements). The odd shapes are verify's job.
+    if not rel < AGREEMENT[variant.precision]:  # NaN fails too
         raise VerificationError(f"{variant.name} ({config.label()}) differs from cuBLAS at {M}x{N}x{K}: "
                                 f"largest difference {rel:.2e} of the largest element; not timing it.")
     # Timed without the per-call checks and synchronization of kernel(...): with them, each call
@@ -101,15 +122,24 @@ def time_variant(variant: Variant, M: int, N: int, K: int, config: KernelConfig 
 
 
 def ladder(size: int, variants: tuple[Variant, ...], n_repeat: int = 50) -> list[dict]:
-    """Every variant and cuBLAS at size^3, as tidy rows."""
+    """Every variant and cuBLAS at size^3, as tidy rows. A TF32 variant's pct_cublas is of cuBLAS
+    in TF32 (row "cublas_tf32"), and pct_cublas_fp32 of cuBLAS in FP32."""
     M = N = K = size
-    cublas = time_cublas(M, N, K, n_repeat=n_repeat)
-    rows = [{"variant": "cublas_sgemm", "config": "cupy.matmul, TF32 off", "M": M, "N": N, "K": K,
-             **asdict(cublas), "tflops": cublas.tflops(M, N, K), "pct_cublas": 100.0,
-             "max_rel_diff_vs_cublas": 0.0}]
+
+    def row(name: str, config: str, t: Timing, rel: float, **extra) -> dict:
+        return {"variant": name, "config": config, "M": M, "N": N, "K": K, **asdict(t),
+                "tflops": t.tflops(M, N, K), **extra, "max_rel_diff_vs_cublas": rel}
+
+    cublas = {"fp32": time_cublas(M, N, K, n_repeat=n_repeat)}
+    rows = [row("cublas_sgemm", "cupy.matmul, TF32 off", cublas["fp32"], 0.0, pct_cublas=100.0)]
+    if any(v.precision == "tf32" for v in variants):
+        cublas["tf32"] = time_cublas(M, N, K, n_repeat=n_repeat, tf32=True)
+        rows.append(row("cublas_tf32", "cupy.matmul, TF32 tensor cores", cublas["tf32"], 0.0, precision="tf32",
+                        pct_cublas=100.0, pct_cublas_fp32=100.0 * cublas["fp32"].median_ms / cublas["tf32"].median_ms))
     for v in progress.bar(variants, desc=f"timing at {size}^3", unit="kernel"):
         t, rel = time_variant(v, M, N, K, n_repeat=n_repeat)
-        rows.append({"variant": v.name, "config": v.default.label(), "M": M, "N": N, "K": K, **asdict(t),
-                     "tflops": t.tflops(M, N, K), "pct_cublas": 100.0 * cublas.median_ms / t.median_ms,
-                     "max_rel_diff_vs_cublas": rel})
+        extra = {"pct_cublas": 100.0 * cublas[v.precision].median_ms / t.median_ms}
+        if v.precision != "fp32":
+            extra = {"precision": v.precision, **extra, "pct_cublas_fp32": 100.0 * cublas["fp32"].median_ms / t.median_ms}
+        rows.append(row(v.name, v.default.label(), t, rel, **extra))
     return rows

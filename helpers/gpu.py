@@ -60,7 +60,8 @@ _NVRTC_LOCATION = re.compile(r"(?m)^\S*?\.cu\((\d+)\)")
 
 def compile(source: KernelSource, name_expressions: tuple[str, ...]):
     try:
-        module = cp.RawModule(code=source.text, options=("--std=c++17", "-lineinfo"),
+        from .resources import cuda_include_options  # <cuda_pipeline.h>, <mma.h>
+        module = cp.RawModule(code=source.text, options=("--std=c++17", "-lineinfo", *cuda_include_options()),
                               name_expressions=list(name_expressions))
         module.compile()
         return module

@@ -169,6 +169,25 @@ def _same_traffic_as_05(name: str) -> Callable[..., Intensity]:
     return model_
 
 
+def tensor_cores(config, M: int, N: int, K: int) -> Intensity:
+    """10_tensor_cores: global traffic as in 05 (each block loads its panels once, reads and writes
+    its C once). Shared: per step of 8 along K each warp loads WM/16 fragments of A (16 x 8) and
+    WN/16 of B (8 x 16), 128 floats each, for (WM/16)(WN/16) mma_syncs of 16 x 16 x 8
+    multiply-adds: 2 x WM x WN / (WM + WN) FMAs per float loaded. ROUND = 2 adds a read and a
+    write of each tile element once per block (the rounding pass), and the epilogue a write and
+    a read of each element of C through the staging tile."""
+    BM, BN, BK, WM, WN = config.BM, config.BN, config.BK, config.WM, config.WN
+    panel = panel_bytes(M, N, K, BM, BN)
+    blocks = ceil_div(M, BM) * ceil_div(N, BN)
+    tiles = ceil_div(K, BK)
+    fragments = config.warps() * tiles * (BK // 8) * (WM // 16 + WN // 16) * 128
+    rounding = tiles * 2 * (BM * BK + BK * BN) if config.ROUND == 2 else 0
+    epilogue = 2 * BM * BN
+    smem = blocks * (fragments + rounding + epilogue) * FLOAT_BYTES
+    return Intensity("10_tensor_cores", config.label(), M, N, K, _flops(M, N, K), _ideal_bytes(M, N, K),
+                     panel, panel, smem)
+
+
 _STAGES_06_09 = ("06_padded", "06_transposed_a", "06_swizzled", "07_vectorized", "08_warp_tiling",
                  "09_double_buffering", "09_async_copy")
 
@@ -180,6 +199,7 @@ MODELS: dict[str, Callable[..., Intensity]] = {
     "04_1d_thread_tiling": thread_tiling_1d,
     "05_2d_thread_tiling": thread_tiling_2d,
     **{name: _same_traffic_as_05(name) for name in _STAGES_06_09},
+    "10_tensor_cores": tensor_cores,
 }
 
 _IDEAL = "ideal (each matrix once): 2MNK / 4(MK + KN + 2MN)"
@@ -211,6 +231,10 @@ FORMULAS: dict[str, tuple[str, ...]] = {
         "TM·TN/(2(TM+TN)) FLOP/B"),
 }
 FORMULAS.update({name: FORMULAS["05_2d_thread_tiling"] for name in _STAGES_06_09})
+FORMULAS["10_tensor_cores"] = FORMULAS["05_2d_thread_tiling"][:3] + (
+    "smem: per 8 steps of K a warp loads WM/16 fragments of A and WN/16 of B (128 floats each) for "
+    "(WM/16)·(WN/16) mma_syncs of 16·16·8 FMAs: 2·WM·WN/(WM+WN) FMAs per load, WM·WN/(WM+WN) FLOP/B "
+    "(plus the staging of C, and with ROUND = 2 one read and write of each tile element)",)
 
 
 def model(variant_name: str) -> Callable[..., Intensity]:

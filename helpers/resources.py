@@ -297,22 +297,25 @@ def toolchain() -> Toolchain:
 
 
 @functools.lru_cache(maxsize=None)
-def _cuda_include_options() -> tuple[str, ...]:
-    """-I for the CUDA headers a kernel may include (<cuda_pipeline.h> in stage 09): from NVIDIA's
-    pip wheel nvidia-cuda-runtime-cu12 (requirements.txt), else from a CUDA toolkit (CUDA_PATH,
-    CUDA_HOME, /usr/local/cuda); NVRTC itself ships none of them."""
+def cuda_include_options() -> tuple[str, ...]:
+    """--include-path options for the CUDA headers a kernel may include, which NVRTC does not
+    ship: <cuda_pipeline.h> (stage 09) and <mma.h> (stage 10), whose "crt/mma.h" lies in
+    another wheel. From NVIDIA's pip wheels nvidia-cuda-runtime-cu12 and nvidia-cuda-nvcc-cu12
+    (requirements.txt), else from a CUDA toolkit (CUDA_PATH, CUDA_HOME, /usr/local/cuda)."""
     candidates = []
-    try:
-        import nvidia.cuda_runtime
-        candidates += [Path(p) / "include" for p in nvidia.cuda_runtime.__path__]
-    except ImportError:
-        pass
+    for wheel in ("nvidia.cuda_runtime", "nvidia.cuda_nvcc"):
+        try:
+            candidates += [Path(p) / "include" for p in importlib.import_module(wheel).__path__]
+        except ImportError:
+            pass
     candidates += [Path(os.environ[v]) / "include" for v in ("CUDA_PATH", "CUDA_HOME") if os.environ.get(v)]
     candidates.append(Path("/usr/local/cuda/include"))
-    for include in candidates:
-        if (include / "cuda_pipeline.h").is_file():
-            return (f"--include-path={include}",)
-    return ()
+    found = []
+    for header in ("cuda_pipeline.h", "mma.h", "crt/mma.h"):
+        include = next((d for d in candidates if (d / header).is_file()), None)
+        if include is not None and include not in found:
+            found.append(include)
+    return tuple(f"--include-path={d}" for d in found)
 
 
 @functools.lru_cache(maxsize=None)
@@ -335,7 +338,7 @@ def nvrtc_ptx(source: str, name_expression: str, arch: str = DEFAULT_ARCH,
            "nvrtcCreateProgram")
     try:
         _check(lib, lib.nvrtcAddNameExpression(prog, name_expression.encode()), "nvrtcAddNameExpression")
-        opts = [o.encode() for o in NVRTC_OPTIONS + _cuda_include_options()
+        opts = [o.encode() for o in NVRTC_OPTIONS + cuda_include_options()
                 + (f"--gpu-architecture={arch.replace('sm_', 'compute_')}",)]
         result = lib.nvrtcCompileProgram(prog, len(opts), (ctypes.c_char_p * len(opts))(*opts))
         size = ctypes.c_size_t()

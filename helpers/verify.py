@@ -5,8 +5,13 @@
   that does not match; with beta == 0, C starts filled with POISON, a huge finite value
   (finite so that a kernel computing beta * C still gets 0 * POISON = 0 where it writes).
 - An element passes when |C - ref| <= tol, tol = 8 sqrt(K) u (|alpha| |A| |B| + |beta| |C0|)
-  elementwise, with u the unit roundoff (2^-24 for FP32): rounding grows like sqrt(K) on
-  random data, while one missing or doubled product is far larger. NaN never passes.
+  elementwise, with u the unit roundoff (2^-24 for FP32): rounding grows like sqrt(K) on random
+  data, while one missing or doubled product is far larger. NaN never passes.
+- TF32 (tensor cores) keeps 10 mantissa bits of each input, so each product a_ik b_kj is off by
+  up to 2^-10 of itself (inputs truncated; half that rounded), independently from product to
+  product on random data: those errors add like the products' root sum of squares, and the
+  tolerance adds 8 * 2^-10 * |alpha| sqrt(sum_k (a_ik b_kj)^2) to the FP32 one. (The FP32 form
+  with u = 2^-10 would be far looser than one missing product.)
 - Failures report the worst elements, and how many kept the poison (never written).
 """
 
@@ -21,6 +26,8 @@ from .errors import VerificationError
 from .stages import KernelConfig, Variant
 
 FP32_UNIT_ROUNDOFF = 2.0**-24
+# TF32 keeps 10 of FP32's 23 mantissa bits: an input is off by up to 2^-11 rounded, 2^-10 truncated.
+TF32_INPUT_ERROR = 2.0**-10
 POISON = np.float32(-3.0e38)
 SAFETY = 8.0
 
@@ -69,12 +76,17 @@ def random_operands(s: Shape, rng: np.random.Generator):
     return A, B, C0
 
 
-def reference(A, B, C0, alpha, beta):
-    """alpha A B + beta C0 in float64, and the elementwise tolerance for a float32 result."""
+def reference(A, B, C0, alpha, beta, precision: str = "fp32"):
+    """alpha A B + beta C0 in float64, and the elementwise tolerance for a result computed in
+    `precision` ("fp32", or "tf32" for tensor-core inputs) and stored in float32."""
     A64, B64, C64 = (x.astype(np.float64) for x in (A, B, C0))
     ref = alpha * (A64 @ B64) + (beta * C64 if beta != 0 else 0.0)
     magnitude = abs(alpha) * (np.abs(A64) @ np.abs(B64)) + (abs(beta) * np.abs(C64) if beta != 0 else 0.0)
     tol = SAFETY * np.sqrt(A.shape[1]) * FP32_UNIT_ROUNDOFF * magnitude + np.finfo(np.float32).tiny
+    if precision == "tf32":
+        tol += SAFETY * TF32_INPUT_ERROR * abs(alpha) * np.sqrt(np.square(A64) @ np.square(B64))
+    elif precision != "fp32":
+        raise ValueError(f"precision is 'fp32' or 'tf32', not {precision!r}")
     return ref, tol
 
 
@@ -126,7 +138,7 @@ def check(variant: Variant, s: Shape, config: KernelConfig | None = None,
     rng = rng or np.random.default_rng()
     A, B, C0 = random_operands(s, rng)
     C = gemm.run(variant, A, B, C0, s.alpha, s.beta, config)
-    ref, tol = reference(A, B, C0, s.alpha, s.beta)
+    ref, tol = reference(A, B, C0, s.alpha, s.beta, variant.precision)
     return compare(C, C0, ref, tol, s)
 
 

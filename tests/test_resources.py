@@ -117,7 +117,7 @@ def _static_shared(config) -> int:
     return config.static_shared_bytes()
 
 
-SPILLS_AT_DEFAULT = {"06_swizzled"}
+SPILLS_AT_DEFAULT = {"06_swizzled", "10_tensor_cores"}
 
 
 @pytest.mark.parametrize("v", stages.variants(), ids=lambda v: v.name)
@@ -127,15 +127,18 @@ def test_ptxas_resources_of_every_registered_kernel(v):
     assert 1 <= r.registers <= 255
     assert r.static_shared_bytes == _static_shared(v.default)
     # These kernels keep everything in registers, except where the XOR swizzle's extra index math
-    # pushes 8 x 8 at BK = 16 over 128 registers (measured on the H200 too; notebook 06 shows it).
+    # pushes 8 x 8 at BK = 16 over 128 registers (measured on the H200 too; notebook 06 shows it)
+    # and where stage 10's 16 accumulator fragments (128 registers) and its A and B fragments
+    # reach the 255-register limit (8 bytes spilled; notebook 10 shows it).
     spills = v.name in SPILLS_AT_DEFAULT
     assert r.spills is spills and (r.local_bytes > 0) is spills
     threads = v.default.threads()
     assert r.threads_per_block == threads
     assert r.occupancy.active_blocks >= 1
-    assert r.occupancy == occupancy("sm_90", threads, r.registers, r.static_shared_bytes)
+    assert r.dynamic_shared_bytes == v.default.shared_bytes()
+    assert r.occupancy == occupancy("sm_90", threads, r.registers, r.static_shared_bytes, r.dynamic_shared_bytes)
     assert "ptxas" in r.source and "sm_90" in r.source
-    uses_shared = v.default.static_shared_bytes() > 0   # one named barrier for __syncthreads
+    uses_shared = v.default.static_shared_bytes() + v.default.shared_bytes() > 0  # one barrier: __syncthreads
     assert (r.barriers or 0) == (1 if uses_shared else 0)
 
 

@@ -23,7 +23,9 @@ from ..kernel_source import KernelSource, strip_comments
 
 RUNTIME_DIR = Path(__file__).parent / "runtime"
 SHADOW_OFFSET = "0x7fff8000"  # must match kShadowOffset in runtime.cpp
-_EXTERN_SHARED = re.compile(r"\bextern\s+__shared__\b")
+# An __align__ after `extern __shared__` is dropped: alignas may not stand there in C++, and the
+# runtime's dynamic shared buffer is page-aligned anyway.
+_EXTERN_SHARED = re.compile(r"\bextern\s+__shared__\b(?:\s*__align__\s*\(\s*\d+\s*\))?")
 _EXTERN_SHARED_NAME = re.compile(r"\bextern\s+__shared__\b[^;]*?(\w+)\s*\[\s*\]")
 _PRAGMA_UNROLL = re.compile(r"^(\s*)#\s*pragma\s+unroll\b[ \t]*(\d*)", re.M)
 _INLINE_ASM = re.compile(r"\b(?:asm|__asm__|__asm)\b\s*(?:volatile\s*|__volatile__\s*)?\(")

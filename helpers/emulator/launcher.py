@@ -298,6 +298,10 @@ _FIXES = {
     "stack_overflow": "Fix: make per-thread local arrays smaller (they live in registers or local memory "
                       "on a GPU).",
     "crash": "Fix: look for a pointer that is not one of the kernel's arrays, or a division by zero.",
+    "wmma": "Fix: give wmma::load_matrix_sync and store_matrix_sync a pointer that is a multiple of 32 bytes "
+            "(a tile's corner at a multiple of 8 floats from an aligned array) and ldm a multiple of 4 floats; "
+            "pad shared rows by a multiple of 4 floats. On a GPU this is undefined: a misaligned-address error or "
+            "wrong results.",
     "async_copy": "Fix: __pipeline_memcpy_async(dst, src, bytes, zfill) copies 4, 8 or 16 bytes from a global "
                   "array to a __shared__ one, both addresses multiples of the size; at the edges, fall back to "
                   "4-byte copies or zero-fill (zfill = bytes, with src any valid address).",
@@ -332,6 +336,8 @@ def _error(program: Program, kernel: str, text: str, code: int, stderr: str, arg
         return KernelCrashError(f"{kernel}: {_who(f)}{what}.{at}\n{assertion}{fix}".rstrip())
     if kind == "async_copy":  # on a GPU: a misaligned or illegal address, or a trap in <cuda_pipeline.h>
         return KernelCrashError(f"{kernel}: {_who(f)}{f.get('detail')}.{at}\n{_FIXES['async_copy']}")
+    if kind == "wmma":
+        return KernelCrashError(f"{kernel}: {_who(f)}{f.get('detail')}.{at}\n{_FIXES['wmma']}")
     if kind == "too_much_shared":
         return LaunchConfigError(f"{kernel}: {f.get('detail')}.{at}\nFix: smaller tiles.")
     if kind == "no_shadow":

@@ -108,6 +108,7 @@ unsigned long long __emu_shfl(unsigned mask, unsigned long long value, int src_l
 unsigned __emu_ballot(unsigned mask, int predicate, int line);
 unsigned __emu_activemask(int line);
 void __emu_unsupported(const char* what, int line) __attribute__((noreturn));
+void __emu_wmma_misuse(const char* what, int line) __attribute__((noreturn));  // <mma.h>
 }
 // The empty asm statements keep the compiler from caching shared memory across a barrier.
 static inline void __emu_fence() { asm volatile("" ::: "memory"); }

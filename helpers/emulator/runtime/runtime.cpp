@@ -463,6 +463,10 @@ extern "C" unsigned __emu_ballot(unsigned mask, int predicate, int line) {
   return bits;
 }
 
+extern "C" void __emu_wmma_misuse(const char* what, int line) {
+  fail("kind=wmma;line=%d;detail=%s", line, what);
+}
+
 extern "C" void __emu_unsupported(const char* what, int line) {
   fail("kind=unsupported;line=%d;detail=%s", line, what);
 }
