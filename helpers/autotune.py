@@ -541,3 +541,168 @@ def load(variant, path: Path | str | None = None, directory: Path | str = RESULT
     rows = [r for r in data["candidates"] if r["variant"] == v.name]
     return TuneResult(v.name, data["provenance"]["gpu"], data["sizes"][v.name], data["kernels"][v.name]["sha256"],
                       rows, data["sessions"][v.name], f)
+
+
+# ---- the search at a glance (notebook 11) -------------------------------------------------------------
+RULES = ("kernel rule", "threads", "fits on an SM")   # what drops a configuration, in the order checked
+
+
+def left_out_by(variant, arch: str = resources.DEFAULT_ARCH, **fields) -> tuple[str, str] | None:
+    """(rule, reason) when a search leaves this configuration out, else None: it is a candidate of any
+    search that reaches it. Fields not given keep the registered default's value. (A search keeps its
+    own default whatever the rules say; this function applies them to every configuration.)"""
+    v = _variant(variant)
+    try:
+        config = v.config_type(**{**asdict(v.default), **fields})
+    except ValueError as e:
+        return "kernel rule", str(e).split("): ", 1)[-1]
+    return _search_rule(config, resources.arch_name(arch))
+
+
+def space_counts(variants=None, radius: int | None = DEFAULT_RADIUS, arch: str = resources.DEFAULT_ARCH) -> list[dict]:
+    """Per variant (default: every registered one): how many combinations its ranges hold, how many
+    lie within `radius` steps of the default, how many of those are candidates and how many each
+    rule dropped."""
+    out = []
+    for v in (variants or stages.variants()):
+        space = search_space(v, radius, arch=arch)
+        combinations = 1
+        for values in space.ranges.values():
+            combinations *= len(values)
+        row = {"variant": space.variant, "fields searched": len(space.ranges) - len(space.fixed),
+               "in the ranges": combinations, "reached": len(space.configs) + len(space.rejected),
+               "candidates": len(space.configs)}
+        row.update({f"left out: {rule}": sum(r.rule == rule for r in space.rejected) for rule in RULES})
+        out.append(row)
+    return out
+
+
+def plot_space(rows: list[dict] | None = None):
+    """Stacked bars from space_counts(): per variant, the configurations a search reaches, split
+    into candidates and what each rule left out. Returns the figure."""
+    import matplotlib.pyplot as plt
+    rows = space_counts() if rows is None else rows
+    fig, ax = plt.subplots(figsize=(9, 0.38 * len(rows) + 1.6))
+    parts = [("candidates", "#1b9e77")] + [(f"left out: {rule}", c) for rule, c in
+                                            zip(RULES, ("#d95f02", "#7570b3", "#e7298a"))]
+    left = [0] * len(rows)
+    for key, color in parts:
+        values = [r[key] for r in rows]
+        ax.barh(range(len(rows)), values, left=left, color=color, label=key.replace("left out: ", "left out by "))
+        left = [a + b for a, b in zip(left, values)]
+    for i, r in enumerate(rows):
+        ax.annotate(f"{r['candidates']} of {r['reached']}", xy=(left[i], i), xytext=(4, 0),
+                    textcoords="offset points", va="center", fontsize=8.5)
+    ax.set_yticks(range(len(rows)), [r["variant"] for r in rows])
+    ax.invert_yaxis()
+    ax.set_xlim(0, max(left) * 1.18)
+    ax.set_xlabel("configurations within the search's radius of the registered default")
+    ax.grid(True, axis="x", alpha=0.3)
+    ax.legend(loc="upper right", fontsize=8.5)
+    ax.set_title("What a search reaches, and what the rules leave out (ranges: helpers.autotune.RANGES)")
+    return fig
+
+
+def committed_searches(directory: Path | str = RESULTS_DIR) -> list[TuneResult]:
+    """Every variant's newest committed search (load()), in registry order; variants no longer
+    registered are skipped. No GPU needed."""
+    names = set()
+    for f in committed(directory):
+        names |= set(json.loads(f.read_text()).get("sessions", {}))
+    order = [v.name for v in stages.variants()]
+    return [load(name, directory=directory) for name in order if name in names]
+
+
+def _default_row(result: TuneResult) -> dict | None:
+    """The row of the configuration the search started from (its registered default then)."""
+    return next((r for r in result.rows if r.get("distance") == 0), None)
+
+
+def search_summary(results: list[TuneResult]) -> list[dict]:
+    """Per search: candidates, how many were timed, the default's and the best's TFLOP/s, what the best
+    gained over the default, and how far cuBLAS moved during the search (a gain smaller than that is
+    not told apart from noise). Every number read from the rows."""
+    out = []
+    for r in results:
+        default, best = _default_row(r), r.best
+        timed = default is not None and default["status"] == TIMED
+        gain = 100.0 * (best["tflops"] / default["tflops"] - 1) if timed and best else None
+        drift = r.cublas_drift_pct
+        out.append({"variant": r.variant, "candidates": len(r.rows),
+                    "timed": sum(x["status"] == TIMED for x in r.rows),
+                    "default": default["config"] if default else None,
+                    "default TFLOP/s": round(default["tflops"], 2) if timed else None,
+                    "best": best["config"] if best else None,
+                    "best TFLOP/s": round(best["tflops"], 2) if best else None,
+                    "best % of cuBLAS": round(best["pct_cublas"], 1) if best else None,
+                    "gain over default %": None if gain is None else round(gain, 1),
+                    "cuBLAS moved %": None if drift is None else round(drift, 1),
+                    "verdict": ("-" if gain is None else "the default was the fastest" if gain == 0 else
+                                "faster by less than cuBLAS moved: not told apart" if drift is not None and gain <= drift
+                                else "faster by more than cuBLAS moved")})
+    return out
+
+
+def searches_label(results: list[TuneResult]) -> str:
+    """Where, when and how the searches were measured, read from their sessions' provenance."""
+    sessions = [s for r in results for s in r.sessions]
+    if not sessions:
+        return "No GPU sessions in these searches."
+    p = max(sessions, key=lambda s: s["provenance"]["date"])["provenance"]
+    gpus = sorted({s["provenance"].get("gpu", "?") for s in sessions})
+    dates = sorted({str(s["provenance"].get("date", ""))[:10] for s in sessions})
+    commands = sorted({re.sub(r"tune\('[^']*'", "tune(<variant>", str(s["provenance"].get("command", "")))
+                       for s in sessions})
+    versions = "; ".join(x for x in (f"compute capability {p['compute_capability']}" if p.get("compute_capability") else "",
+                                    f"driver {p['driver']}" if p.get("driver") else "",
+                                    f"CuPy {p['cupy']}" if p.get("cupy") else "") if x)
+    files = sorted({str(r.file.relative_to(stages.ROOT)) if r.file and r.file.is_relative_to(stages.ROOT) else str(r.file)
+                    for r in results})
+    return (f"Measured on {', '.join(gpus)}" + (f" ({versions})" if versions else "") + f" on {', '.join(dates)}: "
+            f"{len(results)} searches, {sum(len(r.rows) for r in results)} candidates, each verified on the shape "
+            f"catalogue, then timed at {', '.join(sorted({f'{r.size}^3' for r in results}))}; made by "
+            + ", ".join(f"`{c}`" for c in commands) + f". Source: " + ", ".join(f"`{f}`" for f in files) + ".")
+
+
+def seconds_per_candidate(results: list[TuneResult]) -> float | None:
+    """An estimate of what one candidate cost (compile, resources, catalogue, timing, cache) in searches
+    run one after another: the time between the first and the last session's start over the candidates
+    of every search but the last one started. None with fewer than two sessions."""
+    starts = sorted((_dt.datetime.fromisoformat(s["provenance"]["date"]), r.variant)
+                    for r in results for s in r.sessions)
+    if len(starts) < 2:
+        return None
+    last = starts[-1][1]
+    counted = sum(len(r.rows) for r in results if r.variant != last)
+    return (starts[-1][0] - starts[0][0]).total_seconds() / counted if counted else None
+
+
+def plot_searches(results: list[TuneResult]):
+    """One row per search: every timed candidate's TFLOP/s (grey), the default it started from (black diamond), the
+    best (star), and cuBLAS's timings before and after (the span it moved). Returns the figure."""
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(10, 0.45 * len(results) + 1.8))
+    for i, r in enumerate(results):
+        speeds = [x["tflops"] for x in r.rows if x["status"] == TIMED]
+        ax.scatter(speeds, [i] * len(speeds), s=14, color="#9a9a9a", alpha=0.7, label="a candidate" if i == 0 else None)
+        default, best = _default_row(r), r.best
+        if default is not None and default["status"] == TIMED:
+            ax.scatter([default["tflops"]], [i], marker="D", s=42, color="black", zorder=3,
+                       label="the default it started from" if i == 0 else None)
+        if best:
+            ax.scatter([best["tflops"]], [i], marker="*", s=120, color="#d95f02", zorder=4,
+                       label="the best" if i == 0 else None)
+        cublas = [s[k]["tflops"] for s in r.sessions for k in ("cublas_before", "cublas_after") if k in s]
+        if cublas:
+            ax.plot([min(cublas), max(cublas)], [i, i], color="#444444", linewidth=4, solid_capstyle="butt",
+                    label="cuBLAS, before and after" if i == 0 else None)
+    ax.set_yticks(range(len(results)), [r.variant for r in results])
+    ax.invert_yaxis()
+    ax.set_xlim(left=0)
+    ax.set_xlabel(f"TFLOP/s at {results[0].size}^3 (2MNK / median time)" if results else "TFLOP/s")
+    ax.grid(True, axis="x", alpha=0.3)
+    ax.legend(loc="lower left", fontsize=8.5)
+    ax.set_title(f"Autotuning searches on {', '.join(sorted({r.gpu for r in results}))}")
+    fig.text(0.01, 0.0, "\n".join(__import__("textwrap").wrap(searches_label(results), 150)), fontsize=7.5,
+             color="#555555", va="top")
+    return fig

@@ -99,6 +99,23 @@ def _09_3():
     return ((race.first[1], race.second[1]),)
 
 
+def _11_1():
+    from . import exercises as e
+    space = e._ex11_1_space()
+    return ((len(space.configs), len(space.rejected)),)
+
+
+def _11_2():
+    from . import exercises as e
+    return ({k for k, rule in e._ex11_2_rules().items() if rule is None},)
+
+
+def _11_3():
+    from . import exercises as e
+    best = max((s for s in e._ex11_3_steps() if s["speedup"] is not None), key=lambda s: s["speedup"])
+    return (best["variant"][:2],)
+
+
 def _01_1():
     from . import cpu_gemm as g
     return (round(2 * g.EX1_MR * g.EX1_NR / ((g.EX1_MR + g.EX1_NR) * g.FLOAT_BYTES), 4),)
@@ -149,6 +166,9 @@ SOLUTIONS: dict[str, Callable[[], tuple]] = {
     "check_09_exercise_1": lambda: _shared_bytes("09_async_copy", "AsyncCopyConfig", "EX09_1_CONFIG"),
     "check_09_exercise_2": _09_2,
     "check_09_exercise_3": _09_3,
+    "check_11_exercise_1": _11_1,
+    "check_11_exercise_2": _11_2,
+    "check_11_exercise_3": _11_3,
 }
 
 

@@ -252,3 +252,50 @@ def test_tune_on_a_gpu_verifies_times_and_caches(tmp_path):
         assert again.rows == result.rows and len(again.sessions) == 1, "a repeated search is read from the cache"
     finally:
         backend.use(None)
+
+
+# ---- the search at a glance (notebook 11) -----------------------------------------------------------
+def test_left_out_by_names_the_rule_a_search_applies():
+    assert autotune.left_out_by("05_2d_thread_tiling", BM=64) is None
+    assert autotune.left_out_by("05_2d_thread_tiling", TN=16)[0] == "fits on an SM"
+    assert autotune.left_out_by("05_2d_thread_tiling", BK=64)[0] == "kernel rule"
+    assert autotune.left_out_by("05_2d_thread_tiling", BM=32, BN=32)[0] == "threads"
+    space = autotune.search_space("08_warp_tiling")
+    for r in space.rejected:
+        fields = {k: int(x) for k, x in (part.split("=") for part in r.label.split(", "))}
+        assert autotune.left_out_by("08_warp_tiling", **fields) == (r.rule, r.reason)
+    for c in space.configs[1:]:
+        assert autotune.left_out_by("08_warp_tiling", **dataclasses.asdict(c)) is None
+
+
+def test_space_counts_add_up():
+    for row in autotune.space_counts([stages.variant("04_1d_thread_tiling"), stages.variant("08_warp_tiling")]):
+        space = autotune.search_space(row["variant"])
+        assert row["candidates"] == len(space.configs)
+        assert row["reached"] == row["candidates"] + sum(row[f"left out: {rule}"] for rule in autotune.RULES)
+        assert row["reached"] <= row["in the ranges"]
+    assert autotune.space_counts([stages.variant("08_warp_tiling")])[0]["in the ranges"] == 5 ** 3 * 6 ** 4
+
+
+def test_committed_searches_are_summarised_from_their_rows():
+    searches = autotune.committed_searches()
+    assert searches and [r.variant for r in searches] == sorted((r.variant for r in searches),
+                                                                key=[v.name for v in stages.variants()].index)
+    for r, row in zip(searches, autotune.search_summary(searches)):
+        assert row["variant"] == r.variant and row["candidates"] == len(r.rows)
+        if row["gain over default %"] is not None:
+            assert row["gain over default %"] >= 0, "the default is a candidate: the best is never slower"
+            assert row["best TFLOP/s"] == round(r.best["tflops"], 2)
+    label = autotune.searches_label(searches)
+    assert label.startswith("Measured on ") and "results/autotune_" in label and "tune(<variant>" in label
+    assert autotune.seconds_per_candidate(searches) > 0
+
+
+def test_search_figures_draw(tmp_path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    for fig in (autotune.plot_space(autotune.space_counts([stages.variant("05_2d_thread_tiling")])),
+                autotune.plot_searches(autotune.committed_searches())):
+        fig.savefig(tmp_path / "f.svg")
+        plt.close(fig)
