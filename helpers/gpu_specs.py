@@ -1,4 +1,5 @@
-"""Datasheet numbers of common GPUs: FP32 CUDA-core peak and DRAM bandwidth.
+"""Datasheet numbers of common GPUs: FP32 CUDA-core peak and DRAM bandwidth (and, for the Hopper
+boards, the tensor cores' dense TF32 peak, which stage 10 is measured against).
 
 These are the vendor's published figures, not measurements, and every entry says so
 (`source = "datasheet"`). The roofline uses them on a machine without a GPU; on a GPU it
@@ -30,6 +31,7 @@ class GpuSpec:
     patterns: tuple[str, ...]  # regular expressions over the normalised reported name
     note: str = ""
     source: str = DATASHEET
+    tf32_tflops: float | None = None  # TF32 on tensor cores, dense (no sparsity); None: not listed or no TF32
 
     @property
     def ridge_flop_per_byte(self) -> float:
@@ -42,9 +44,10 @@ class GpuSpec:
 
 # Values: vendor datasheets, as collected in the course's reference notes.
 SPECS: tuple[GpuSpec, ...] = (
-    GpuSpec("H200", 67.0, 4.8, "sm_90", (r"\bH200\b(?! NVL)",), "H200 SXM, 141 GB HBM3e"),
-    GpuSpec("H100 SXM", 66.9, 3.35, "sm_90", (r"\bH100 SXM\d?\b", r"\bH100 80GB HBM3\b"), "80 GB HBM3"),
-    GpuSpec("H100 PCIe", 51.0, 2.0, "sm_90", (r"\bH100 PCIE\b",), "80 GB HBM2e"),
+    GpuSpec("H200", 67.0, 4.8, "sm_90", (r"\bH200\b(?! NVL)",), "H200 SXM, 141 GB HBM3e", tf32_tflops=494.7),
+    GpuSpec("H100 SXM", 66.9, 3.35, "sm_90", (r"\bH100 SXM\d?\b", r"\bH100 80GB HBM3\b"), "80 GB HBM3",
+            tf32_tflops=494.7),
+    GpuSpec("H100 PCIe", 51.0, 2.0, "sm_90", (r"\bH100 PCIE\b",), "80 GB HBM2e", tf32_tflops=378.0),
     GpuSpec("A100 SXM4 80GB", 19.5, 2.04, "sm_80", (r"\bA100 SXM4? 80GB\b",),
             "the A100 datasheet spans 1.56 TB/s (40 GB) to 2.04 TB/s (80 GB SXM); this is the 80 GB SXM"),
     GpuSpec("A100 40GB", 19.5, 1.56, "sm_80", (r"\bA100 (SXM4?|PCIE) 40GB\b",),
