@@ -8,7 +8,7 @@ merged several scalar accesses of the source into one wide instruction (LDS.64/L
 SASS), request counts differ by design; the comparison says so and points at the SASS.
 
     on a GPU:  tools/ncu_run.sh OUT        (ncu CSV and the SASS of every kernel)
-    anywhere:  python -m helpers.ncu compare OUT > OUT/comparison.json
+    anywhere:  python -m helpers.ncu compare OUT > OUT/comparison.json   (OUT/sass.txt or sass.txt.gz)
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def launch_all() -> None:
     A, B, C = verify.random_operands(s, rng)
     for case in cases():
         out = gemm.run(case.variant, A, B, C, s.alpha, s.beta, case.config)
-        ref, tol = verify.reference(A, B, C, s.alpha, s.beta)
+        ref, tol = verify.reference(A, B, C, s.alpha, s.beta, case.variant.precision)
         assert verify.compare(out, C, ref, tol, s).ok, case.label
         print(f"launched {case.label}", file=sys.stderr)
 
@@ -193,6 +193,16 @@ def committed(case_label: str) -> str:
     return f"No Nsight Compute run of {case_label} is committed yet (tools/ncu_run.sh on a GPU)."
 
 
+def read_sass(folder) -> str:
+    """A run's SASS: sass.txt, or sass.txt.gz (gzip keeps a whole run's disassembly small)."""
+    import gzip
+    from pathlib import Path
+    folder = Path(folder)
+    if (folder / "sass.txt").exists():
+        return (folder / "sass.txt").read_text()
+    return gzip.decompress((folder / "sass.txt.gz").read_bytes()).decode()
+
+
 def main(argv: list[str]) -> int:
     if argv[:1] == ["launch"]:
         launch_all()
@@ -202,8 +212,8 @@ def main(argv: list[str]) -> int:
         return 0
     if argv[:1] == ["compare"] and len(argv) == 2:
         folder = argv[1]
-        with open(f"{folder}/ncu.csv") as f, open(f"{folder}/sass.txt") as g, open(f"{folder}/ncu.log") as h:
-            result = compare(f.read(), g.read(), h.read())
+        with open(f"{folder}/ncu.csv") as f, open(f"{folder}/ncu.log") as h:
+            result = compare(f.read(), read_sass(folder), h.read())
         result["provenance"] = json.loads(open(f"{folder}/provenance.json").read())
         json.dump(result, sys.stdout, indent=1)
         print()

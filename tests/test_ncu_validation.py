@@ -20,7 +20,7 @@ RUNS = sorted((Path(__file__).resolve().parent.parent / "results").glob("ncu_*/n
 @pytest.mark.parametrize("csv_path", RUNS, ids=lambda p: p.parent.name)
 def test_emulator_matches_nsight_compute(csv_path, cpu_backend):
     folder = csv_path.parent
-    result = ncu.compare(csv_path.read_text(), (folder / "sass.txt").read_text(), (folder / "ncu.log").read_text())
+    result = ncu.compare(csv_path.read_text(), ncu.read_sass(folder), (folder / "ncu.log").read_text())
     known_file = folder / "known_differences.json"
     known = {(d["case"], d["metric"], d["gpu"], d["emulator"])
              for d in (json.loads(known_file.read_text())["differences"] if known_file.exists() else [])}
