@@ -15,16 +15,28 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import threading
 from dataclasses import dataclass, field
 
 from . import backend, figures, stages, verify
 from .errors import CourseError
 from .figures import TRACE_SIZE, WARP_SIZE
 
+# One panel figure is drawn at a time: plt.ioff() saves and restores a process-wide setting, and
+# panel callbacks can run on two threads at once (see interactive_output).
+_DRAW_LOCK = threading.Lock()
+
 
 def interactive_output(run, describe, draw, controls: dict):
     """The course's panel: `run(**values)` on each settled slider move, its description printed
-    and its figure (if any) drawn. run, describe and draw stay plain functions that tests call."""
+    and its figure (if any) drawn. run, describe and draw stay plain functions that tests call.
+
+    The figure is drawn with pyplot's interactive mode off, taken out of pyplot's list of open
+    figures, and only then displayed. Otherwise the inline backend queues it for its post_execute
+    redraw, and in JupyterLab with ipykernel 7 the comm messages of a slider move are handled on
+    two threads (the main shell and a comm subshell), each firing post_execute: the other thread
+    re-rendered and closed the very figure being displayed, and the PNG sent came out blank or
+    partial (tests/test_browser.py found it)."""
     import ipywidgets as w
     import matplotlib.pyplot as plt
     from IPython.display import display
@@ -32,10 +44,11 @@ def interactive_output(run, describe, draw, controls: dict):
     def show(**values):
         result = run(**values)
         print(describe(result))
-        fig = draw(result)
-        if fig is not None:
-            display(fig)
-            plt.close(fig)
+        with _DRAW_LOCK, plt.ioff():
+            fig = draw(result)
+            if fig is not None:
+                plt.close(fig)      # out of pyplot's list: no post_execute hook can render or close it
+                display(fig)
 
     return w.interactive_output(show, controls)
 

@@ -277,11 +277,6 @@ def chromium():
     return exe, sync_playwright
 
 
-@pytest.mark.xfail(raises=FigureMismatch, strict=False, reason=(
-    "known bug in helpers/widgets.interactive_output: in JupyterLab, ipykernel 7 handles some widget comm "
-    "messages on a subshell thread, and each triggers pyplot's post_execute redraw of every open figure "
-    "while the panel draws its new one on the main thread; the two draws race on one Agg canvas and the "
-    "PNG sent is blank or partial. Fix: draw and display inside `with plt.ioff():`, then remove this marker."))
 @pytest.mark.timeout(TEST_TIMEOUT_S)
 def test_slider_redraws_the_figure_and_numbers_in_jupyterlab(chromium, jupyterlab, artifacts):
     browser_exe, sync_playwright = chromium
@@ -304,10 +299,10 @@ def test_slider_redraws_the_figure_and_numbers_in_jupyterlab(chromium, jupyterla
                 page.screenshot(path=str(shot), full_page=True)
             except Exception as shot_error:          # the page may be gone; keep the first error
                 shot = f"(no screenshot: {shot_error})"
-            kind = FigureMismatch if isinstance(e, FigureMismatch) else AssertionError
-            raise kind(f"{e}\n\nScreenshot: {shot}\nFigures shown and expected, panel screenshots: "
-                       f"{artifacts}/figure_*.png, panel_*.png\nBrowser console: {artifacts / 'console.log'}\n"
-                       f"JupyterLab log: {artifacts / 'jupyterlab.log'}") from e
+            raise AssertionError(f"{e}\n\nScreenshot: {shot}\nFigures shown and expected, panel screenshots: "
+                                 f"{artifacts}/figure_*.png, panel_*.png\n"
+                                 f"Browser console: {artifacts / 'console.log'}\n"
+                                 f"JupyterLab log: {artifacts / 'jupyterlab.log'}") from e
         finally:
             (artifacts / "console.log").write_text("\n".join(console) + "\n")
             browser.close()
