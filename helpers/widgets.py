@@ -18,7 +18,7 @@ import math
 import threading
 from dataclasses import dataclass, field
 
-from . import backend, figures, stages, verify
+from . import backend, figures, gpu_specs, stages, verify
 from .errors import CourseError
 from .figures import TRACE_SIZE, WARP_SIZE
 
@@ -351,7 +351,16 @@ def describe_tile_config(r: TileResult) -> str:
         smem = f", {i.smem:.3g} FLOP per shared-memory byte" if i.smem is not None else ""
         lines.append(f"Intensity model at {INTENSITY_SIZE}^3: {i.requests:.3g} FLOP per requested global byte, "
                      f"{i.dram:.3g} FLOP per DRAM byte (block model){smem}.")
-        if r.roof_tflops is not None:
+        tf32 = stages.variant(r.variant).precision == "tf32"
+        spec = gpu_specs.lookup(r.ceilings.gpu) if tf32 and r.ceilings is not None else None
+        if tf32 and r.ceilings is not None:  # the tensor cores are not bounded by the FP32 lanes' roof
+            peak = spec.tf32_tflops if spec else None
+            lines.append(f"  roofline: TF32 runs on the tensor cores, above the FP32 roof; "
+                         + (f"on {r.ceilings.gpu} (datasheet: {peak:.4g} TFLOP/s TF32 dense, {r.ceilings.dram_tbs:.3g} "
+                            f"TB/s) min({peak:.4g}, {r.ceilings.dram_tbs:.3g} x {i.dram:.3g}) = "
+                            f"{min(peak, r.ceilings.dram_tbs * i.dram):.4g} TFLOP/s" if peak else
+                            f"no TF32 peak is listed for {r.ceilings.gpu} in helpers/gpu_specs.py"))
+        elif r.roof_tflops is not None:
             cl = r.ceilings
             lines.append(f"  roofline bound on {cl.gpu} ({cl.source}: {cl.fp32_tflops:.3g} TFLOP/s, "
                          f"{cl.dram_tbs:.3g} TB/s): min({cl.fp32_tflops:.3g}, {cl.dram_tbs:.3g} x {i.dram:.3g}) = "

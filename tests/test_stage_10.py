@@ -83,3 +83,11 @@ def test_misaligned_tile_rows_stop_at_the_asynchronous_copy(cpu_backend, edited_
     with pytest.raises(KernelCrashError, match="__pipeline_memcpy_async") as e:
         gemm.run(V, *operands, config=SMALL)
     assert "Fix:" in str(e.value)
+
+
+def test_the_explorer_bounds_a_tf32_kernel_by_the_tensor_cores_not_the_fp32_roof(cpu_backend):
+    from helpers import widgets
+    text = widgets.describe_tile_config(widgets.run_tile_config(V.name, **{f: getattr(SMALL, f) for f in
+                                                                         widgets.config_fields(V)}))
+    assert "PASS" in text and "TF32 runs on the tensor cores" in text and "494.7" in text
+    assert "roofline bound on" not in text
