@@ -60,6 +60,7 @@ def cmd_ladder(args) -> int:
     if on_gpu:
         timed = {r["variant"]: r for r in bench.ladder(args.size, stages.variants(), n_repeat=args.repeat)}
         cublas = timed.pop("cublas_sgemm")
+        cublas_tf32 = timed.pop("cublas_tf32", None)  # timed when a TF32 kernel is registered
         for r in rows:
             r.update({k: v for k, v in timed[r["variant"]].items() if k not in r})
     print(backend.banner())
@@ -70,15 +71,22 @@ def cmd_ladder(args) -> int:
     print(header)
     if on_gpu:
         print(f"{'cuBLAS (TF32 off)':<22} {'-':<9} {cublas['median_ms']:>9.3f} {cublas['tflops']:>8.2f} {100.0:>9.1f}")
+        if cublas_tf32:
+            print(f"{'cuBLAS (TF32)':<22} {'-':<9} {cublas_tf32['median_ms']:>9.3f} {cublas_tf32['tflops']:>8.2f} "
+                  f"{100.0:>9.1f}  (the % of a TF32 kernel is of this row)")
     for r in rows:
         line = f"{r['variant']:<22} {'yes' if r['verified'] else 'NO':<9}"
         if on_gpu:
             line += f" {r['median_ms']:>9.3f} {r['tflops']:>8.2f} {r['pct_cublas']:>9.1f}"
+            if r.get("precision", "fp32") != "fp32":
+                line += f"  {r['precision'].upper()}; {r['pct_cublas_fp32']:.1f}% of cuBLAS FP32"
         print(line)
     if args.json:
         out = {"size": args.size, "backend": backend.name(), "rows": rows}
         if on_gpu:
             out["cublas"] = cublas
+            if cublas_tf32:
+                out["cublas_tf32"] = cublas_tf32
             out["provenance"] = bench.provenance(
                 f"python -m helpers ladder --size {args.size} --repeat {args.repeat}")
         with open(args.json, "w") as f:

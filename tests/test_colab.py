@@ -151,7 +151,8 @@ def test_setup_cell_on_colab_clones_the_course_and_runs_from_it(tmp_path):
     fake_git.chmod(0o755)
     clone = tmp_path / "content" / "tile-by-tile"
     env = {"COLAB_RELEASE_TAG": "test", "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "TBT_BACKEND": ""}
-    assert colab.missing() == [], "this environment lacks course packages: the cell would pip-install them"
+    if colab.missing():  # e.g. a GPU machine with its own CuPy build: the cell would pip-install them
+        pytest.skip(f"this environment lacks course packages {colab.missing()}: the setup cell would install them")
     for _ in range(2):
         r = _run_cell(tmp_path, env, clone_dir=clone)
         assert r.returncode == 0, r.stderr

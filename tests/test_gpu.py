@@ -22,12 +22,16 @@ def test_gpu_backend_is_selected_and_describes_the_device():
 
 def test_benchmark_rows_are_measured_and_consistent():
     rows = bench.ladder(1024, stages.variants(), n_repeat=10)
-    cublas = rows[0]
-    assert cublas["variant"] == "cublas_sgemm" and cublas["median_ms"] > 0
-    for r in rows[1:]:
+    cublas = {r.get("precision") or "fp32": r for r in rows if r["variant"].startswith("cublas")}
+    assert rows[0]["variant"] == "cublas_sgemm" and set(cublas) == {"fp32", "tf32"}
+    assert cublas["tf32"]["variant"] == "cublas_tf32" and cublas["tf32"]["median_ms"] > 0
+    for r in rows[2:]:
+        precision = r.get("precision") or "fp32"
         assert r["q1_ms"] <= r["median_ms"] <= r["q3_ms"] and r["repeats"] == 10
-        assert r["max_rel_diff_vs_cublas"] < 1e-5
-        assert r["pct_cublas"] == pytest.approx(100 * cublas["median_ms"] / r["median_ms"])
+        assert r["max_rel_diff_vs_cublas"] < bench.AGREEMENT[precision]
+        assert r["pct_cublas"] == pytest.approx(100 * cublas[precision]["median_ms"] / r["median_ms"])
+        if precision != "fp32":
+            assert r["pct_cublas_fp32"] == pytest.approx(100 * cublas["fp32"]["median_ms"] / r["median_ms"])
     assert {"gpu", "driver", "cupy", "date"} <= set(bench.provenance())
 
 
