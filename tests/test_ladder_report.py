@@ -28,8 +28,14 @@ def test_the_table_reads_every_number_from_the_ladder():
     table = ladder_report.results_table(lad)
     assert lad.gpu in table and lad.date in table and lad.source in table
     for r in lad.kernels:
-        assert f"| `{r['variant']}` | {r['config']} | {r['tflops']:.2f} | {r['pct_cublas']:.1f} |" in table
-    assert f"{lad.cublas['fp32']['tflops']:.2f}" in table
+        if r.get("precision", "fp32") == "fp32":
+            assert f"| `{r['variant']}` | {r['config']} | {r['tflops']:.2f} | {r['pct_cublas']:.1f} |" in table
+        else:   # a TF32 kernel: % of cuBLAS in TF32, and of cuBLAS in FP32
+            name = r["precision"].upper()
+            assert (f"| `{r['variant']}` ({name}) | {r['config']} | {r['tflops']:.2f} | {r['pct_cublas']:.1f} of {name} "
+                    f"({r['pct_cublas_fp32']:.1f} of FP32) |") in table
+    for row in lad.cublas.values():
+        assert f"{row['tflops']:.2f}" in table
 
 
 def _write_ladder(folder, date, rows, cublas_tflops=50.0, **extra):
