@@ -290,7 +290,11 @@ def plot_ladder_roofline(ladder: Ladder | None = None, directory: Path | str = R
     notes = [f"{', '.join(names)} share {x:g} FLOP/B (the same block tile, so the same modelled DRAM traffic)."
              for x, names in sorted(shared.items()) if len(names) > 1]
     if any(_precision(r) != "fp32" for r in drawable):
-        notes.append("TF32 kernels run on the tensor cores, whose peak is above the FP32 roof drawn here.")
+        if roofline.add_tf32_roof(ax, lad.gpu):
+            ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=7, labelspacing=0.3)
+            notes.append("TF32 kernels run on the tensor cores: their roof is the dash-dotted one, not the FP32 peak.")
+        else:
+            notes.append("TF32 kernels run on the tensor cores, whose peak is above the FP32 roof drawn here.")
     if left_out:
         notes.append(f"Not drawn (no registered kernel or intensity model): {', '.join(left_out)}.")
     if notes:

@@ -237,6 +237,21 @@ def committed_ceilings(gpu_name: str, directory: Path | str = RESULTS_DIR) -> Ce
                     if c.get("copy_tbs") else None)
 
 
+def add_tf32_roof(ax, gpu_name: str) -> bool:
+    """Draws the tensor cores' dense TF32 roof of `gpu_name` (datasheet, helpers.gpu_specs) on a
+    roofline's axes, above the FP32 one, and makes room for it. False when no TF32 peak is listed."""
+    spec = gpu_specs.lookup(gpu_name)
+    if spec is None or spec.tf32_tflops is None:
+        return False
+    import numpy as np
+    lo, hi = ax.get_xlim()
+    x = np.geomspace(lo, hi, 200)
+    ax.plot(x, np.minimum(spec.tf32_tflops, spec.dram_tbs * x), color="#d95f02", linestyle="-.", linewidth=1.5,
+            label=f"TF32 tensor-core roof ({spec.key}, {spec.source}, dense): {spec.tf32_tflops:g} TFLOP/s")
+    ax.set_ylim(ax.get_ylim()[0], max(ax.get_ylim()[1], spec.tf32_tflops * 2))
+    return True
+
+
 def reference_roofline(gpu_name: str = "NVIDIA H200", level: str = "dram", all_shapes: bool = False,
                        directory: Path | str = RESULTS_DIR) -> tuple[Ceilings, list[Point]]:
     """No GPU needed: roofs from the datasheet table, measured ceilings and points only from committed

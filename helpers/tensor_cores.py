@@ -161,3 +161,4 @@ def committed_ncu() -> list[dict]:
         if r["Metric Name"] in NCU_METRICS:
             row[NCU_METRICS[r["Metric Name"]]] = float(r["Metric Value"].replace(",", ""))
     return list(kernels.values())
+
