@@ -50,15 +50,19 @@ def cmd_info(args) -> int:
 
 def cmd_ladder(args) -> int:
     from . import bench, progress, stages, verify
+    on_gpu = backend.name() == "gpu"
+    # Kernels this GPU cannot compile (wgmma before or after Hopper, wmma TF32 before Ampere)
+    cc = backend.current().device_info().compute_capability if on_gpu else None
+    skipped = {v.name: why for v in stages.variants() if cc and (why := v.unsupported_on(cc))}
+    variants = tuple(v for v in stages.variants() if v.name not in skipped)
     rows = []
-    for v in progress.bar(stages.variants(), desc="verifying on the shape catalogue", unit="kernel"):
+    for v in progress.bar(variants, desc="verifying on the shape catalogue", unit="kernel"):
         report = verify.check_catalogue(v)
         rows.append({"variant": v.name, "verified": report.ok, "summary": v.summary})
         if not report.ok:
             print(report, file=sys.stderr)
-    on_gpu = backend.name() == "gpu"
     if on_gpu:
-        timed = {r["variant"]: r for r in bench.ladder(args.size, stages.variants(), n_repeat=args.repeat)}
+        timed = {r["variant"]: r for r in bench.ladder(args.size, variants, n_repeat=args.repeat)}
         cublas = timed.pop("cublas_sgemm")
         cublas_tf32 = timed.pop("cublas_tf32", None)  # timed when a TF32 kernel is registered
         for r in rows:
@@ -81,8 +85,10 @@ def cmd_ladder(args) -> int:
             if r.get("precision", "fp32") != "fp32":
                 line += f"  {r['precision'].upper()}; {r['pct_cublas_fp32']:.1f}% of cuBLAS FP32"
         print(line)
+    for name, why in skipped.items():
+        print(f"{name:<22} skipped: {why}")
     if args.json:
-        out = {"size": args.size, "backend": backend.name(), "rows": rows}
+        out = {"size": args.size, "backend": backend.name(), "rows": rows, **({"skipped": skipped} if skipped else {})}
         if on_gpu:
             out["cublas"] = cublas
             if cublas_tf32:

@@ -122,9 +122,11 @@ def time_variant(variant: Variant, M: int, N: int, K: int, config: KernelConfig 
 
 
 def ladder(size: int, variants: tuple[Variant, ...], n_repeat: int = 50) -> list[dict]:
-    """Every variant and cuBLAS at size^3, as tidy rows. A TF32 variant's pct_cublas is of cuBLAS
-    in TF32 (row "cublas_tf32"), and pct_cublas_fp32 of cuBLAS in FP32."""
+    """Every variant this GPU can run and cuBLAS at size^3, as tidy rows. A TF32 variant's
+    pct_cublas is of cuBLAS in TF32 (row "cublas_tf32"), and pct_cublas_fp32 of cuBLAS in FP32."""
     M = N = K = size
+    cc = backend.current().device_info().compute_capability  # kernels this GPU cannot run get no row
+    variants = tuple(v for v in variants if not v.unsupported_on(cc))
 
     def row(name: str, config: str, t: Timing, rel: float, **extra) -> dict:
         return {"variant": name, "config": config, "M": M, "N": N, "K": K, **asdict(t),

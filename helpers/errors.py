@@ -24,7 +24,8 @@ class KernelCompileError(CourseError):
 
 
 class UnsupportedFeatureError(CourseError):
-    """The kernel uses something this backend cannot run (inline PTX on the emulator)."""
+    """The kernel uses something this backend cannot run (inline PTX on the emulator, wgmma on a
+    GPU older than Hopper)."""
 
 
 class LaunchConfigError(CourseError, ValueError):

@@ -1038,6 +1038,33 @@ def check_10_exercise_3(answer) -> Feedback:
     return _wrong("divide the rms_err_over_rms of the ROUND=0 row by that of the ROUND=1 row (exp_10.json, 'precision').")
 
 
+def check_10_exercise_4(answer) -> Feedback:
+    """(multiply-adds, bytes): one wgmma_m64k8_tf32 of 10_wgmma's default configuration, and the
+    bytes of A's tile the tensor cores read from shared memory for it."""
+    pair = _whole_pair(answer, "the multiply-adds of one wgmma_m64k8_tf32, then the bytes of A it reads")
+    if isinstance(pair, Feedback):
+        return pair
+    fmas, read = pair
+    c = stages.variant("10_wgmma").default
+    want = (64 * c.BM * 8, c.BM * 8 * 4)
+    if pair == want:
+        return _right(f"64 x {c.BM} x 8 = {want[0]:,} multiply-adds from {c.BM} rows x 8 floats = {want[1]:,} bytes of A's "
+                      f"tile: 16 multiply-adds per byte the tensor cores read, however large BM is (each of A's values "
+                      f"meets the 64 rows of the warpgroup's B fragment). wmma's mma_sync did 2,048 from operands its warp "
+                      "had first loaded into registers.")
+    if fmas == 2 * want[0]:
+        return _wrong("that counts floating-point operations (2 per multiply-add); the question asks for multiply-adds.")
+    if read == 4 * want[1]:
+        return _wrong(f"that is A's whole tile ({c.BM} x 32 floats); one instruction reads one step of 8 along K.")
+    if read == want[1] // 4:
+        return _wrong("that is the number of floats; a float is 4 bytes.")
+    if fmas == want[0]:
+        return _wrong(f"the multiply-adds are right; for the bytes: the instruction's B operand in shared memory is "
+                      f"{c.BM} rows (BM) of 8 TF32 values of K.")
+    return _wrong(f"the instruction is m64 x n{c.BM} x k8 (BM = {c.BM} is wgmma's N): a 64 x 8 tile from registers times an "
+                  f"8 x {c.BM} tile from shared memory; count the products, then the bytes of the shared-memory operand.")
+
+
 # ---- stage 11: autotuning and the final ladder ------------------------------------------------------
 EX11_1_VARIANT = "04_1d_thread_tiling"
 EX11_1_RANGES = {"BM": (32, 64, 128), "BN": (32, 64, 128), "BK": (16,), "TM": (4, 8, 16, 32)}   # 36 combinations

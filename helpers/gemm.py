@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import backend
-from .errors import KernelArgumentError
+from .errors import KernelArgumentError, UnsupportedFeatureError
 from .kernels import Kernel, load_kernel
 from .stages import KernelConfig, Variant
 
@@ -39,7 +39,12 @@ def check_operands(A, B, C=None) -> tuple[int, int, int]:
 
 def kernel_for(variant: Variant, config: KernelConfig) -> Kernel:
     """The compiled kernel; the file is read at every call and compiled again only when its
-    text changed, so an edit to kernels/ takes effect without restarting Python."""
+    text changed, so an edit to kernels/ takes effect without restarting Python. A kernel this
+    GPU cannot run (Variant.gpu_arch) is refused with the reason, before NVRTC is asked."""
+    if backend.name() == "gpu":
+        reason = variant.unsupported_on(backend.current().device_info().compute_capability)
+        if reason:
+            raise UnsupportedFeatureError(reason)
     return load_kernel(variant.path, variant.name_expression(config))
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import tempfile
+from pathlib import Path
 
 import cupy as cp
 import numpy as np
@@ -58,16 +60,69 @@ def banner() -> str:
 _NVRTC_LOCATION = re.compile(r"(?m)^\S*?\.cu\((\d+)\)")
 
 
+def _options(source: KernelSource) -> tuple[str, ...]:
+    from .resources import NVRTC_OPTIONS, cuda_include_options  # <cuda_pipeline.h>, <mma.h>
+    return (*NVRTC_OPTIONS, *(f"--include-path={d}" for d in source.include_dirs), *cuda_include_options())
+
+
+def _compile_error(source: KernelSource, log: str) -> KernelCompileError:
+    log = _NVRTC_LOCATION.sub(lambda m: f"{source.display_path}:{m.group(1)}", log)
+    return KernelCompileError(f"{source.display_path} did not compile with NVRTC:\n{log}")
+
+
 def compile(source: KernelSource, name_expressions: tuple[str, ...]):
+    arch = source.required_arch()
+    if arch is not None:
+        return _compile_for(arch, source, name_expressions)
     try:
-        from .resources import cuda_include_options  # <cuda_pipeline.h>, <mma.h>
-        module = cp.RawModule(code=source.text, options=("--std=c++17", "-lineinfo", *cuda_include_options()),
-                              name_expressions=list(name_expressions))
+        module = cp.RawModule(code=source.text, options=_options(source), name_expressions=list(name_expressions))
         module.compile()
         return module
     except cp.cuda.compiler.CompileException as e:
-        log = _NVRTC_LOCATION.sub(lambda m: f"{source.display_path}:{m.group(1)}", str(e))
-        raise KernelCompileError(f"{source.display_path} did not compile with NVRTC:\n{log}") from None
+        raise _compile_error(source, str(e)) from None
+
+
+class _ArchModule:
+    """A module compiled for an architecture-specific target, handing out its kernels by name
+    expression as cupy.RawModule does."""
+
+    def __init__(self, module, lowered: dict[str, str]):
+        self._module, self._lowered = module, lowered
+
+    def get_function(self, name_expression: str):
+        return self._module.get_function(self._lowered[name_expression])
+
+
+def _compile_for(arch: str, source: KernelSource, name_expressions: tuple[str, ...]) -> _ArchModule:
+    """NVRTC for an architecture-specific target such as sm_90a (wgmma), which CuPy's RawModule
+    cannot name (it compiles for sm_XY): the cubin is loaded through cupy.RawModule(path=...).
+    Such code runs only on that very architecture."""
+    from cupy_backends.cuda.libs import nvrtc
+    here = "sm_" + device_info().compute_capability.replace(".", "")
+    if arch.rstrip("a") != here:
+        raise KernelCompileError(
+            f"{source.display_path} uses instructions that exist only on {arch} GPUs (Hopper's wgmma: H100, "
+            f"H200); this GPU is {here}. Fix: run it on the CPU emulator (TBT_BACKEND=cpu), or use a kernel "
+            f"without them (10_tensor_cores runs on sm_80 and later).")
+    prog = nvrtc.createProgram(source.text, source.path.name, [], [])
+    try:
+        for expr in name_expressions:
+            nvrtc.addNameExpression(prog, expr)
+        try:
+            nvrtc.compileProgram(prog, [*_options(source), f"-arch={arch}"])
+        except nvrtc.NVRTCError:
+            raise _compile_error(source, nvrtc.getProgramLog(prog)) from None
+        lowered = {expr: nvrtc.getLoweredName(prog, expr) for expr in name_expressions}
+        cubin = nvrtc.getCUBIN(prog)
+    finally:
+        nvrtc.destroyProgram(prog)
+    with tempfile.TemporaryDirectory(prefix="tbt_cubin_") as tmp:
+        path = Path(tmp) / "kernel.cubin"
+        path.write_bytes(cubin)
+        module = cp.RawModule(path=str(path))
+        for name in lowered.values():  # loads the module now, while the file exists
+            module.get_function(name)
+    return _ArchModule(module, lowered)
 
 
 def _function(module, name_expression: str):

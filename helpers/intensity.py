@@ -188,6 +188,20 @@ def tensor_cores(config, M: int, N: int, K: int) -> Intensity:
                      panel, panel, smem)
 
 
+def wgmma(config, M: int, N: int, K: int) -> Intensity:
+    """10_wgmma: global traffic as in 05 (each block copies its panels once, reads and writes its
+    C once). Shared, per tile of 32 along K: each warpgroup's 4 wgmmas read A's whole BM x 32 tile
+    (the tensor cores' reads, through the descriptor), and each thread loads its 16 floats of B's
+    fragments, so B's BN x 32 tile once per block: 32 BN (1 + BM/64) floats for 2 x 32 BM BN
+    FLOPs, 32 BM/(64 + BM) FLOP/B. ROUND = 1 adds a read and a write of each element of A's tile."""
+    BM, BN, BK = config.BM, config.BN, config.BK
+    panel = panel_bytes(M, N, K, BM, BN)
+    blocks, tiles = ceil_div(M, BM) * ceil_div(N, BN), ceil_div(K, BK)
+    per_tile = BN // 64 * BM * BK + BN * BK + (2 * BM * BK if config.ROUND == 1 else 0)
+    return Intensity("10_wgmma", config.label(), M, N, K, _flops(M, N, K), _ideal_bytes(M, N, K),
+                     panel, panel, blocks * tiles * per_tile * FLOAT_BYTES)
+
+
 _STAGES_06_09 = ("06_padded", "06_transposed_a", "06_swizzled", "07_vectorized", "08_warp_tiling",
                  "09_double_buffering", "09_async_copy")
 
@@ -200,6 +214,7 @@ MODELS: dict[str, Callable[..., Intensity]] = {
     "05_2d_thread_tiling": thread_tiling_2d,
     **{name: _same_traffic_as_05(name) for name in _STAGES_06_09},
     "10_tensor_cores": tensor_cores,
+    "10_wgmma": wgmma,
 }
 
 _IDEAL = "ideal (each matrix once): 2MNK / 4(MK + KN + 2MN)"
@@ -235,6 +250,10 @@ FORMULAS["10_tensor_cores"] = FORMULAS["05_2d_thread_tiling"][:3] + (
     "smem: per 8 steps of K a warp loads WM/16 fragments of A and WN/16 of B (128 floats each) for "
     "(WM/16)·(WN/16) mma_syncs of 16·16·8 FMAs: 2·WM·WN/(WM+WN) FMAs per load, WM·WN/(WM+WN) FLOP/B "
     "(plus the staging of C, and with ROUND = 2 one read and write of each tile element)",)
+FORMULAS["10_wgmma"] = FORMULAS["05_2d_thread_tiling"][:3] + (
+    "smem: per 32 steps of K each of the BN/64 warpgroups' wgmmas read A's BM × 32 tile (tensor cores), "
+    "and B's BN × 32 tile is loaded once into fragments: 32·BN·(1 + BM/64) floats per 64·BM·BN FLOPs, "
+    "32·BM/(64 + BM) FLOP/B (with ROUND = 1 one more read and write of each element of A's tile)",)
 
 
 def model(variant_name: str) -> Callable[..., Intensity]:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from .errors import KernelArgumentError
 
+COURSE_HEADERS = Path(__file__).resolve().parent.parent / "kernels"  # wgmma.cuh
 _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 
 
@@ -41,6 +42,27 @@ class KernelSource:
         lines = self.text.splitlines()
         return lines[number - 1].strip() if 0 < number <= len(lines) else ""
 
+    @property
+    def include_dirs(self) -> tuple[Path, ...]:
+        """Where a quoted #include is looked for: beside the file, then the course's kernels/."""
+        return tuple(dict.fromkeys((self.path.parent, COURSE_HEADERS)))
+
+    def local_headers(self) -> dict[str, str]:
+        """The headers this file includes with quotes (`#include "wgmma.cuh"`) that lie beside it
+        or in kernels/, by name: their text is part of what the kernel is."""
+        found = {}
+        for name in _LOCAL_INCLUDE.findall(strip_comments(self.text)):
+            path = next((d / name for d in self.include_dirs if (d / name).is_file()), None)
+            if path is not None:
+                found[name] = path.read_text()
+        return found
+
+    def required_arch(self) -> str | None:
+        """"sm_90a" when the kernel or a header it includes uses instructions that only
+        architecture-specific targets have (Hopper's wgmma), else None (any sm_XY)."""
+        texts = [self.text, *self.local_headers().values()]
+        return "sm_90a" if any(_ARCH_SPECIFIC_PTX.search(strip_comments(t)) for t in texts) else None
+
     def kernel_names(self) -> list[str]:
         return [m.group(1) for m in _KERNEL.finditer(strip_comments(self.text))]
 
@@ -62,6 +84,10 @@ class KernelSource:
                 f"{self.display_path} has no __global__ kernel named {base!r} (found: {found}). "
                 f"Fix: pass --kernel with one of those names.")
 
+
+_LOCAL_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
+# PTX that exists only for sm_90a: the warpgroup MMA instructions (kernels/wgmma.cuh).
+_ARCH_SPECIFIC_PTX = re.compile(r"\bwgmma\.(?:mma_async|fence|commit_group|wait_group)\b")
 
 _KERNEL = re.compile(
     r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+"

@@ -7,7 +7,7 @@ and bank conflicts, and global load and store requests and sectors. Where the GP
 merged several scalar accesses of the source into one wide instruction (LDS.64/LDS.128 in the
 SASS), request counts differ by design; the comparison says so and points at the SASS.
 
-    on a GPU:  tools/ncu_run.sh OUT        (ncu CSV and the SASS of every kernel)
+    on a GPU:  tools/ncu_run.sh OUT [VARIANT ...]   (ncu CSV and the SASS of every kernel, or of those named)
     anywhere:  python -m helpers.ncu compare OUT > OUT/comparison.json   (OUT/sass.txt or sass.txt.gz)
 """
 
@@ -51,19 +51,20 @@ class Case:
         return f"{self.variant.name} ({self.config.label()})"
 
 
-def cases() -> list[Case]:
-    """Every registered kernel, with its default and alternative configurations."""
-    return [Case(v, c) for v in stages.variants() for c in (v.default, *v.alternatives)]
+def cases(only: tuple[str, ...] = ()) -> list[Case]:
+    """Every registered kernel (or those named in `only`), with its default and alternative
+    configurations."""
+    return [Case(v, c) for v in stages.variants() if not only or v.name in only for c in (v.default, *v.alternatives)]
 
 
-def launch_all() -> None:
-    """On a GPU: one launch of every case, in order (ncu profiles each)."""
+def launch_all(only: tuple[str, ...] = ()) -> None:
+    """On a GPU: one launch of every case (or of the variants named), in order (ncu profiles each)."""
     from . import backend, gemm
     backend.use("gpu")
     rng = np.random.default_rng(0)
     s = verify.Shape("ncu", SIZE, SIZE, SIZE)
     A, B, C = verify.random_operands(s, rng)
-    for case in cases():
+    for case in cases(only):
         out = gemm.run(case.variant, A, B, C, s.alpha, s.beta, case.config)
         ref, tol = verify.reference(A, B, C, s.alpha, s.beta, case.variant.precision)
         assert verify.compare(out, C, ref, tol, s).ok, case.label
@@ -148,22 +149,26 @@ def compare(ncu_csv: str, sass: str, log: str, tolerance: float = 0.05) -> dict:
         c.label: wide_shared_loads(sass, g["kernel"]) for c, g in zip(all_cases, launches)}}
 
 
-def disassemble(arch: str = "sm_90") -> str:
-    """On a machine with nvcc: the SASS of every case's kernel instantiation, compiled as NVRTC
-    compiles it for the course (the same ptxas back end), for the wide-instruction check."""
+def disassemble(arch: str = "sm_90", only: tuple[str, ...] = ()) -> str:
+    """On a machine with nvcc: the SASS of every case's kernel instantiation (or the named
+    variants'), compiled as NVRTC compiles it for the course (the same ptxas back end; sm_90a for
+    a kernel that needs it), for the wide-instruction check."""
     import subprocess
     import tempfile
     from pathlib import Path
+
+    from .kernel_source import KernelSource
     out = []
     with tempfile.TemporaryDirectory() as tmp:
-        for path in sorted({c.variant.path for c in cases()}):
-            exprs = sorted({c.variant.name_expression(c.config) for c in cases() if c.variant.path == path})
+        for path in sorted({c.variant.path for c in cases(only)}):
+            exprs = sorted({c.variant.name_expression(c.config) for c in cases(only) if c.variant.path == path})
+            target = KernelSource.read(path).required_arch() or arch
             unit = Path(tmp) / "unit.cu"
             # host code that takes each kernel's address makes nvcc compile that instantiation
             unit.write_text(f'#include "{path}"\nvoid* tbt_keep[] = {{'
                             + ", ".join(f"(void*)&{e}" for e in exprs) + "};\n")
             cubin = Path(tmp) / "unit.cubin"
-            subprocess.run(["nvcc", "-cubin", f"-arch={arch}", "-O3", "-std=c++17", "-o", str(cubin), str(unit)],
+            subprocess.run(["nvcc", "-cubin", f"-arch={target}", "-O3", "-std=c++17", "-o", str(cubin), str(unit)],
                            check=True)
             out.append(subprocess.run(["cuobjdump", "-sass", str(cubin)], capture_output=True, text=True,
                                       check=True).stdout)
@@ -205,10 +210,10 @@ def read_sass(folder) -> str:
 
 def main(argv: list[str]) -> int:
     if argv[:1] == ["launch"]:
-        launch_all()
+        launch_all(tuple(argv[1:]))
         return 0
     if argv[:1] == ["sass"]:
-        print(disassemble())
+        print(disassemble(only=tuple(argv[1:])))
         return 0
     if argv[:1] == ["compare"] and len(argv) == 2:
         folder = argv[1]

@@ -38,6 +38,7 @@ from pathlib import Path
 
 from . import stages
 from .errors import CourseError, KernelCompileError
+from .kernel_source import KernelSource
 from .stages import KernelConfig, Variant
 
 DEFAULT_ARCH = "sm_90"
@@ -93,10 +94,18 @@ def arch_name(arch: str) -> str:
 
 
 def arch_limits(arch: str) -> ArchLimits:
-    a = arch_name(arch)
+    a = re.sub(r"(?<=\d)[a-z]$", "", arch_name(arch))  # sm_90a: sm_90's limits
     if a not in ARCHS:
         raise KeyError(f"no occupancy table for {arch!r}; the course knows {', '.join(ARCHS)}.")
     return ARCHS[a]
+
+
+def _known(arch: str) -> bool:
+    try:
+        arch_limits(arch)
+        return True
+    except KeyError:
+        return False
 
 
 def _and(items) -> str:
@@ -330,16 +339,17 @@ def _check(lib, result: int, what: str) -> None:
 
 
 def nvrtc_ptx(source: str, name_expression: str, arch: str = DEFAULT_ARCH,
-              filename: str = "kernel.cu") -> tuple[str, str]:
-    """Compiles `source` with NVRTC for `arch` (an sm_XY); returns (PTX, lowered name of the kernel)."""
+              filename: str = "kernel.cu", include_dirs: tuple[Path, ...] = ()) -> tuple[str, str]:
+    """Compiles `source` with NVRTC for `arch` (an sm_XY or sm_XYa); returns (PTX, lowered name of
+    the kernel). `include_dirs`: where its quoted #includes lie."""
     lib = _nvrtc_lib()
     prog = ctypes.c_void_p()
     _check(lib, lib.nvrtcCreateProgram(ctypes.byref(prog), source.encode(), filename.encode(), 0, None, None),
            "nvrtcCreateProgram")
     try:
         _check(lib, lib.nvrtcAddNameExpression(prog, name_expression.encode()), "nvrtcAddNameExpression")
-        opts = [o.encode() for o in NVRTC_OPTIONS + cuda_include_options()
-                + (f"--gpu-architecture={arch.replace('sm_', 'compute_')}",)]
+        opts = [o.encode() for o in NVRTC_OPTIONS + tuple(f"--include-path={d}" for d in include_dirs)
+                + cuda_include_options() + (f"--gpu-architecture={arch.replace('sm_', 'compute_')}",)]
         result = lib.nvrtcCompileProgram(prog, len(opts), (ctypes.c_char_p * len(opts))(*opts))
         size = ctypes.c_size_t()
         lib.nvrtcGetProgramLogSize(prog, ctypes.byref(size))
@@ -401,8 +411,10 @@ def parse_ptxas(log: str) -> dict[str, PtxasInfo]:
 
 
 @functools.lru_cache(maxsize=128)
-def _ptxas_cached(source: str, filename: str, name_expression: str, arch: str) -> PtxasInfo:
-    ptx, lowered = nvrtc_ptx(source, name_expression, arch, filename)
+def _ptxas_cached(source: str, filename: str, name_expression: str, arch: str,
+                  include_dirs: tuple[Path, ...], headers: tuple[str, ...]) -> PtxasInfo:
+    """`headers`: the text of the headers it includes, so that an edited header is a new key."""
+    ptx, lowered = nvrtc_ptx(source, name_expression, arch, filename, include_dirs)
     tc = toolchain()
     with tempfile.TemporaryDirectory(prefix="tbt_ptxas_") as tmp:
         (Path(tmp) / "kernel.ptx").write_text(ptx)
@@ -418,10 +430,18 @@ def _ptxas_cached(source: str, filename: str, name_expression: str, arch: str) -
 
 
 def ptxas_info(path, name_expression: str, arch: str = DEFAULT_ARCH) -> PtxasInfo:
-    """Registers, shared memory, stack and spills of one kernel of a .cu file, from ptxas for `arch`."""
+    """Registers, shared memory, stack and spills of one kernel of a .cu file, from ptxas for `arch`
+    (for sm_90a where the kernel needs Hopper's architecture-specific instructions and arch is sm_90)."""
     arch = arch_name(arch)
-    path = Path(path)
-    return _ptxas_cached(path.read_text(), path.name, name_expression, arch)
+    source = KernelSource.read(path)
+    needed = source.required_arch()
+    if needed is not None:
+        if arch not in (needed, needed.rstrip("a")):
+            raise KernelCompileError(f"{source.display_path} uses instructions that exist only on {needed}; "
+                                     f"it cannot be compiled for {arch}. Fix: ask for {needed.rstrip('a')}.")
+        arch = needed
+    return _ptxas_cached(source.text, source.path.name, name_expression, arch, source.include_dirs,
+                         tuple(source.local_headers().values()))
 
 
 # ---- a kernel's resources ---------------------------------------------------------------------
@@ -475,7 +495,7 @@ def _from_ptxas(v: Variant, config: KernelConfig, arch: str) -> KernelResources:
     ne = v.name_expression(config)
     info = ptxas_info(v.path, ne, arch)
     threads, dyn = _threads(config), config.shared_bytes()
-    occ = occupancy(info.arch, threads, info.registers, info.shared_bytes, dyn) if info.arch in ARCHS else None
+    occ = occupancy(info.arch, threads, info.registers, info.shared_bytes, dyn) if _known(info.arch) else None
     return KernelResources(v.name, ne, config.label(), info.arch, threads, info.registers, info.shared_bytes, dyn,
                            info.stack_frame_bytes, info.spill_store_bytes, info.spill_load_bytes, info.barriers,
                            None, f"ptxas -v for {info.arch}, {toolchain().describe()}", occ)
@@ -498,7 +518,7 @@ def _from_gpu(v: Variant, config: KernelConfig) -> KernelResources:
     info = backend.current().device_info()
     arch = "sm_" + info.compute_capability.replace(".", "")
     regs, smem = int(fn.num_regs), int(fn.shared_size_bytes)
-    occ = occupancy(arch, threads, regs, smem, dyn) if arch in ARCHS else None
+    occ = occupancy(arch, threads, regs, smem, dyn) if _known(arch) else None
     if dyn > 48 * KIB:
         fn.max_dynamic_shared_size_bytes = dyn
     driver = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(fn.kernel.ptr, threads, dyn)

@@ -133,6 +133,11 @@ def _01_3():
     return ((l1 // 2) // (g.EX3_NR * g.FLOAT_BYTES) // 16 * 16,)
 
 
+def _wgmma_bm() -> int:
+    from . import stages
+    return stages.variant("10_wgmma").default.BM
+
+
 def _first_load(variant: str, config_name: str, array: str, size_name: str | None = None):
     def solve():
         from . import exercises as e, figures
@@ -169,6 +174,7 @@ SOLUTIONS: dict[str, Callable[[], tuple]] = {
     "check_10_exercise_1": lambda: (_ex("stages").TensorCoreConfig(**_ex("EX10_1_CONFIG")).shared_bytes(),),
     "check_10_exercise_2": lambda: ((lambda f, h: f // h)(*_ex("_ex10_2_counts")()),),
     "check_10_exercise_3": lambda: (round(_ex("_ex10_3_ratio")(), 2),),
+    "check_10_exercise_4": lambda: ((64 * _wgmma_bm() * 8, _wgmma_bm() * 8 * 4),),
     "check_11_exercise_1": _11_1,
     "check_11_exercise_2": _11_2,
     "check_11_exercise_3": _11_3,

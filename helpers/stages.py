@@ -417,6 +417,55 @@ class TensorCoreConfig(KernelConfig):
         return (ceil_div(N, self.BN), ceil_div(M, self.BM), 1)
 
 
+@dataclass(frozen=True)
+class WgmmaConfig(KernelConfig):
+    """A BM x BN block tile, one warpgroup (4 warps) per 64 columns of C, each computing its
+    64 x BM tile of C^T with Hopper's asynchronous wgmma (TF32, m64 x BM x k8) on BK = 32 tiles:
+    A's in wgmma's 128-byte swizzle, B's in padded rows; STAGES tiles in shared memory filled by
+    asynchronous copies; ROUND = 1 rounds the inputs to the nearest TF32 (B in its fragments, A in
+    shared memory a tile ahead), 0 lets the tensor cores drop the low bits (stage 10, sm_90a)."""
+    BM: int = 256  # default: the fastest on an H100 (results/stage_10_h100_2026-11-24/)
+    BN: int = 128
+    STAGES: int = 4
+    ROUND: int = 0
+    BK: ClassVar[int] = 32  # one 128-byte swizzled row of A's tile per row of C
+    SHARED_FORMULA: ClassVar[str] = ("STAGES x (BM x 32 + 32 x (BN + 8)) x 4, each stage rounded up to 1 KiB, "
+                                     "+ 1 KiB to align the first: swizzled A tiles, padded B tiles")
+
+    def threads(self) -> int:
+        return self.BN // 64 * 128
+
+    def stage_bytes(self) -> int:
+        return ceil_div(4 * (self.BM * self.BK + self.BK * (self.BN + 8)), 1024) * 1024
+
+    def shared_bytes(self) -> int:
+        return self.STAGES * self.stage_bytes() + 1024
+
+    def validate(self) -> None:
+        BM, BN = self.BM, self.BN
+        self._rule(BM in (64, 128, 256), f"BM = {BM} must be 64, 128 or 256 (wgmma's N; kernels/wgmma.cuh spells "
+                                         "out these three).")
+        self._rule(BN in (64, 128, 192, 256), f"BN = {BN} must be 64, 128, 192 or 256: 64 columns of C per "
+                                              "warpgroup, 1 to 4 warpgroups.")
+        self._rule(self.STAGES >= 3, f"STAGES = {self.STAGES}: one tile is used, one is still read by the tensor "
+                                     "cores and one loads, so at least 3.")
+        self._rule(self.ROUND in (0, 1), f"ROUND = {self.ROUND} must be 0 (the tensor cores drop the low bits) or 1 "
+                                         "(round to the nearest TF32).")
+        threads = self.threads()
+        for name, floats in (("A", BM * self.BK), ("B", self.BK * BN)):
+            self._rule(floats // 4 % threads == 0, f"the {name} tile ({floats // 4} runs of 4 floats) must be a "
+                                                   f"whole number of passes of the {threads} threads.")
+
+    def template_args(self):
+        return (self.BM, self.BN, self.STAGES, self.ROUND)
+
+    def block(self):
+        return (self.threads(), 1, 1)
+
+    def grid(self, M, N):
+        return (ceil_div(N, self.BN), ceil_div(M, self.BM), 1)
+
+
 # ---- stages and their kernels --------------------------------------------------------------
 @dataclass(frozen=True)
 class Variant:
@@ -428,6 +477,23 @@ class Variant:
     default: KernelConfig
     alternatives: tuple[KernelConfig, ...] = ()  # other valid configurations the tests also verify
     precision: str = "fp32"  # "tf32": tensor cores, compared with cuBLAS in TF32 and verified to TF32's accuracy
+    # The GPUs it compiles for: None (every GPU), "sm_80" (compute capability 8.0 and later) or
+    # "sm_90a" (9.0 only: instructions of that architecture alone). The emulator runs them all.
+    gpu_arch: str | None = None
+
+    def unsupported_on(self, compute_capability: str) -> str | None:
+        """Why this kernel cannot run on a GPU of that compute capability ("8.6"), or None."""
+        if self.gpu_arch is None:
+            return None
+        need = self.gpu_arch.removeprefix("sm_")
+        here = compute_capability.replace(".", "")
+        exact = need.endswith("a")
+        if (here == need.rstrip("a")) if exact else int(here) >= int(need):
+            return None
+        cc = int(need.rstrip("a"))
+        wants = f"an sm_{need} GPU (compute capability {cc // 10}.{cc % 10}{' exactly' if exact else ' or later'})"
+        return (f"{self.name} needs {wants}; this GPU is sm_{here}. It runs on the CPU emulator "
+                f"(TBT_BACKEND=cpu), and its committed GPU results are in results/.")
 
     @property
     def stage_id(self) -> str:
@@ -541,7 +607,13 @@ STAGES: tuple[Stage, ...] = (
                 TensorCoreConfig, TensorCoreConfig(),
                 (TensorCoreConfig(ROUND=0), TensorCoreConfig(ROUND=2), TensorCoreConfig(64, 64, 16, 32, 32, 2),
                  TensorCoreConfig(32, 32, 16, 16, 16, 2), TensorCoreConfig(128, 256, 32, 64, 64, 3)),
-                precision="tf32"),
+                precision="tf32", gpu_arch="sm_80"),
+        Variant("10_wgmma", "sgemm_wgmma",
+                "10_tensor_cores on Hopper's asynchronous warpgroup MMA: 64 x BM x 8 products per warpgroup, "
+                "A's tile read by the tensor cores straight from shared memory (sm_90a)",
+                WgmmaConfig, WgmmaConfig(),
+                (WgmmaConfig(ROUND=1), WgmmaConfig(128, 128, 4), WgmmaConfig(64, 64, 3), WgmmaConfig(256, 128, 3)),
+                precision="tf32", gpu_arch="sm_90a"),
     )),
     Stage("11", "autotuning", "Autotuning and the final ladder", "Searching tile sizes; every stage compared"),
 )

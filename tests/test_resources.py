@@ -123,7 +123,8 @@ SPILLS_AT_DEFAULT = {"06_swizzled", "10_tensor_cores"}
 @pytest.mark.parametrize("v", stages.variants(), ids=lambda v: v.name)
 def test_ptxas_resources_of_every_registered_kernel(v):
     r = resources.kernel_resources(v, arch="sm_90")
-    assert r.arch == "sm_90" and r.name_expression == v.name_expression()
+    # wgmma exists only for sm_90a, the architecture-specific target of sm_90: ptxas is asked for it
+    assert r.arch == ("sm_90a" if v.gpu_arch == "sm_90a" else "sm_90") and r.name_expression == v.name_expression()
     assert 1 <= r.registers <= 255
     assert r.static_shared_bytes == _static_shared(v.default)
     # These kernels keep everything in registers, except where the XOR swizzle's extra index math
@@ -205,6 +206,9 @@ GPU_CASES = [(v, v.default) for v in stages.variants()] + [
 @pytest.mark.gpu
 @pytest.mark.parametrize("v,config", GPU_CASES, ids=lambda x: getattr(x, "name", None) or x.label())
 def test_gpu_attributes_and_driver_occupancy(v, config):
+    from helpers import backend
+    if why := v.unsupported_on(backend.current().device_info().compute_capability):
+        pytest.skip(why)
     r = resources.kernel_resources(v, config)
     assert "CuPy kernel attributes" in r.source
     assert 1 <= r.registers <= 255 and r.local_bytes >= 0
@@ -212,3 +216,12 @@ def test_gpu_attributes_and_driver_occupancy(v, config):
     assert r.max_threads_per_block >= r.threads_per_block
     if r.occupancy is not None:     # the course's calculator agrees with the CUDA driver
         assert r.occupancy.active_blocks == r.driver_blocks_per_sm, r.describe()
+
+
+def test_a_wgmma_kernel_is_assembled_for_sm_90a_and_refused_for_other_architectures():
+    v = stages.variant("10_wgmma")
+    r = resources.kernel_resources(v, arch="sm_90")
+    assert r.arch == "sm_90a" and "ptxas -v for sm_90a" in r.source
+    assert r.occupancy == occupancy("sm_90", r.threads_per_block, r.registers, 0, r.dynamic_shared_bytes)
+    with pytest.raises(KernelCompileError, match=r"only on sm_90a.*Fix: ask for sm_90"):
+        resources.kernel_resources(v, arch="sm_80")

@@ -85,3 +85,19 @@ def test_unknown_names_raise_with_the_known_ones():
         stages.variant("02_nope")
     with pytest.raises(KeyError, match="00, 01"):
         stages.stage("42")
+
+
+def test_kernels_say_which_gpus_cannot_run_them():
+    wgmma, wmma = stages.variant("10_wgmma"), stages.variant("10_tensor_cores")
+    assert wgmma.unsupported_on("9.0") is None
+    for cc in ("8.0", "8.9", "10.0"):   # sm_90a code runs on compute capability 9.0 alone
+        why = wgmma.unsupported_on(cc)
+        assert "sm_90a" in why and f"sm_{cc.replace('.', '')}" in why and "emulator" in why
+    assert "sm_80" in wmma.unsupported_on("7.5") and all(wmma.unsupported_on(cc) is None for cc in ("8.0", "9.0", "10.0"))
+    assert all(v.unsupported_on("7.0") is None for v in stages.variants() if v.gpu_arch is None)
+
+
+def test_the_registry_and_the_kernel_agree_on_sm_90a():
+    # a kernel whose source (or a header it includes) uses wgmma must be registered as sm_90a, and only it
+    for v in stages.variants():
+        assert (KernelSource.read(v.path).required_arch() == "sm_90a") == (v.gpu_arch == "sm_90a"), v.name

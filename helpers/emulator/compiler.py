@@ -23,9 +23,9 @@ from ..kernel_source import KernelSource, strip_comments
 
 RUNTIME_DIR = Path(__file__).parent / "runtime"
 SHADOW_OFFSET = "0x7fff8000"  # must match kShadowOffset in runtime.cpp
-# An __align__ after `extern __shared__` is dropped: alignas may not stand there in C++, and the
-# runtime's dynamic shared buffer is page-aligned anyway.
-_EXTERN_SHARED = re.compile(r"\bextern\s+__shared__\b(?:\s*__align__\s*\(\s*\d+\s*\))?")
+# An __align__ after `extern __shared__` is dropped (alignas may not stand there in C++): the
+# linker places dynamic shared memory as aligned as it says (build()).
+_EXTERN_SHARED = re.compile(r"\bextern\s+__shared__\b(?:\s*__align__\s*\(\s*(\d+)\s*\))?")
 _EXTERN_SHARED_NAME = re.compile(r"\bextern\s+__shared__\b[^;]*?(\w+)\s*\[\s*\]")
 _PRAGMA_UNROLL = re.compile(r"^(\s*)#\s*pragma\s+unroll\b[ \t]*(\d*)", re.M)
 _INLINE_ASM = re.compile(r"\b(?:asm|__asm__|__asm)\b\s*(?:volatile\s*|__volatile__\s*)?\(")
@@ -122,7 +122,7 @@ def _digest(*parts: str | bytes) -> str:
 def _runtime_sources() -> str:
     """The runtime and every header a kernel may include from it (part of every cache key)."""
     return "".join(p.read_text() for d in (RUNTIME_DIR, RUNTIME_DIR / "include") for p in sorted(d.iterdir())
-                   if p.suffix in (".h", ".cpp"))
+                   if p.suffix in (".h", ".cuh", ".cpp"))
 
 
 def _run(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess:
@@ -160,7 +160,8 @@ def check_supported(source: KernelSource) -> None:
         raise UnsupportedFeatureError(
             f"{source.display_path}:{line}: inline PTX (asm(...)) cannot run on the CPU emulator, which "
             f"compiles CUDA C++ for the CPU, not PTX for a GPU.\n  {source.line(line)}\n"
-            f"Fix: use the CUDA C++ intrinsic for it, or run this kernel on a GPU (TBT_BACKEND=gpu).")
+            f"Fix: use the CUDA C++ intrinsic for it (for Hopper's wgmma, the functions of kernels/wgmma.cuh, "
+            f"which the emulator runs), or run this kernel on a GPU (TBT_BACKEND=gpu).")
 
 
 _SHARED = re.compile(r"\b__shared__\b")
@@ -293,7 +294,8 @@ def build(source: KernelSource, name_expressions: tuple[str, ...], checks: str =
         # check is merged away (at -O2 the store of `C[i] = ... C[i]` shares the load's check).
         flags = [f for f in flags if not f.startswith("-O")] + ["-O0"]
     unit = _translation_unit(source, name_expressions, checks)
-    key = _digest(cxx.path, cxx.version, " ".join(flags), _runtime_sources(), unit)
+    # The headers beside the kernel it includes are part of it (the runtime's own shadow some)
+    key = _digest(cxx.path, cxx.version, " ".join(flags), _runtime_sources(), unit, *source.local_headers().values())
     if key in _programs:
         return _programs[key]
     final = cache_dir() / key
@@ -308,8 +310,12 @@ def build(source: KernelSource, name_expressions: tuple[str, ...], checks: str =
         if r.returncode:
             shutil.rmtree(tmp, ignore_errors=True)
             raise _compile_error(source, r.stderr, name_expressions)
-        dynamic = sorted(set(_EXTERN_SHARED_NAME.findall(strip_comments(source.text))))
-        link = [f"-Wl,--defsym,{name}=__emu_dynamic_smem" for name in dynamic]
+        code = strip_comments(source.text)
+        dynamic = sorted(set(_EXTERN_SHARED_NAME.findall(code)))
+        # Dynamic shared memory as aligned as declared, at least 16 bytes, and no more, as a GPU
+        # gives it after a static array: the runtime's buffer is 4096-aligned, so start that far in.
+        skew = min(max([16, *(int(a) for a in _EXTERN_SHARED.findall(code) if a)]), 4096)
+        link = [f"-Wl,--defsym,{name}=__emu_dynamic_smem+{skew}" for name in (*dynamic, "__emu_dynamic_shared")]
         # unit.o first: the runtime's guard then ends the emu_smem section.
         r = _run([cxx.path, "-no-pie", "-static-libstdc++", "-static-libgcc", "unit.o", str(runtime),
                   "-o", "kernel", *link], tmp)

@@ -288,10 +288,10 @@ def _oob_message(program, kernel, f, args, entry, names, param_buffer) -> str:
 _FIXES = {
     "oob": "Fix: check the index arithmetic, and guard loads and stores at the matrix edges "
            "(e.g. `if (row < M && col < N)`) so that every size works.",
-    "divergence": "Fix: every thread of the block must reach each __syncthreads (and every lane in the "
-                  "mask each warp collective): move barriers out of conditions that differ between "
-                  "threads, and let threads past the edge skip the work, not the barrier. On a GPU this "
-                  "hangs or silently gives wrong results.",
+    "divergence": "Fix: every thread of the block must reach each __syncthreads (every lane in the mask "
+                  "each warp collective, every thread of a warpgroup each wgmma call): move barriers out "
+                  "of conditions that differ between threads, and let threads past the edge skip the work, "
+                  "not the barrier. On a GPU this hangs or silently gives wrong results.",
     "deadlock": "Fix: make every thread reach the same barriers in the same order.",
     "shuffle_source": "Fix: read only lanes in the mask (on a GPU a value read from a lane outside it "
                       "is undefined): clamp the source lane, or widen the mask.",
@@ -338,6 +338,8 @@ def _error(program: Program, kernel: str, text: str, code: int, stderr: str, arg
         return KernelCrashError(f"{kernel}: {_who(f)}{f.get('detail')}.{at}\n{_FIXES['async_copy']}")
     if kind == "wmma":
         return KernelCrashError(f"{kernel}: {_who(f)}{f.get('detail')}.{at}\n{_FIXES['wmma']}")
+    if kind in ("wgmma", "cvta"):  # undefined on a GPU: wrong results, a hang or an illegal instruction
+        return KernelCrashError(f"{kernel}: {_who(f)}{f.get('detail')}.{at}\nFix: {f.get('fix')}.")
     if kind == "too_much_shared":
         return LaunchConfigError(f"{kernel}: {f.get('detail')}.{at}\nFix: smaller tiles.")
     if kind == "no_shadow":

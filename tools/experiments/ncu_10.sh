@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On a GPU: Nsight Compute on stage 10, 09 and cuBLAS (FP32, TF32) at 4096^3, into the folder given.
+# On a GPU: Nsight Compute on stage 10 (wmma; wgmma on sm_90), 09 and cuBLAS (FP32, TF32) at 4096^3, into the folder given.
 #   tools/experiments/ncu_10.sh OUT  ->  OUT/ncu_10_sections.csv, OUT/ncu_10_metrics.csv, OUT/tensor_metrics.txt, logs
 set -uo pipefail
 out=${1:?usage: tools/experiments/ncu_10.sh OUT}

@@ -248,3 +248,7 @@ static inline unsigned __brev(unsigned x) {
 }
 template <class T> static inline T __ldg(const T* p) { return *p; }
 static inline long long clock64() { return 0; }  // no cycle counter to emulate
+// The byte offset of a shared-memory pointer in the block's shared window (static shared memory,
+// then dynamic; offsets are as aligned as the pointers). Any other pointer is an error, naming the line.
+extern "C" size_t __emu_cvta_generic_to_shared(const void* p, int line);
+#define __cvta_generic_to_shared(p) __emu_cvta_generic_to_shared((p), __LINE__)

@@ -39,9 +39,13 @@ extern "C" {
 __emu_thread* __emu_cur = nullptr;
 uint3 __emu_block_idx;
 dim3 __emu_block_dim, __emu_grid_dim;
-// Dynamic shared memory: the loader links every `extern __shared__ T name[]` to this array.
-// Its pages past the launch's size are made inaccessible.
+// Dynamic shared memory: the loader links every `extern __shared__ T name[]`, and
+// __emu_dynamic_shared, into this array, as aligned as the kernel declares (at least 16 bytes)
+// and no more: a GPU starts it where the static arrays end, rounded up to that alignment (an
+// H100 puts a kernel's first shared byte at 1024 of its window). The pages past the launch's
+// size are made inaccessible.
 alignas(4096) char __emu_dynamic_smem[256 * 1024 + 4096];
+extern char __emu_dynamic_shared[];
 // Static shared memory: every `__shared__` variable of the kernel is placed here when its
 // declaration first runs (the loader rewrites the declaration into __emu_shared_var), with an
 // unaddressable redzone after each, so that running off the end of one array is caught.
@@ -117,7 +121,7 @@ void where(char* out, size_t n);
 }
 
 // ---- fibers ---------------------------------------------------------------------------
-enum State { kRunnable, kWaitBlock, kWaitWarp, kWaitActive, kDone };
+enum State { kRunnable, kWaitBlock, kWaitWarp, kWaitActive, kWaitWarpgroup, kDone };
 
 // An asynchronous copy (cp.async, <cuda_pipeline.h>) issued and not yet landed in shared memory.
 // Its source is read when it is issued; its bytes reach shared memory only when the thread waits
@@ -236,6 +240,8 @@ inline void switch_to(int next) {
 void describe_waits(char* out, size_t n);
 void land_async_copies(Fiber& f, unsigned keep_groups);
 void trace_pending_async_copies();
+void reset_warpgroups();
+void wgmma_thread_exit();
 
 // __activemask(): lanes of a warp run one after another here, so a lane cannot know which of
 // the others will reach the same point until each of them has either blocked somewhere or
@@ -297,10 +303,11 @@ void describe_waits(char* out, size_t n) {
     if (i > 0 && fibers[i - 1].state == f.state && fibers[i - 1].line == f.line) continue;
     char label[48];
     thread_label(i, label, sizeof label);
-    const char* what = f.state == kWaitBlock    ? "waits at __syncthreads"
-                       : f.state == kWaitWarp   ? "waits at a warp collective"
-                       : f.state == kWaitActive ? "waits at __activemask"
-                                                : "has finished";
+    const char* what = f.state == kWaitBlock       ? "waits at __syncthreads"
+                       : f.state == kWaitWarp      ? "waits at a warp collective"
+                       : f.state == kWaitActive    ? "waits at __activemask"
+                       : f.state == kWaitWarpgroup ? "waits at a wgmma call"
+                                                   : "has finished";
     used += (size_t)snprintf(out + used, n - used, "%sthread %s %s", shown ? ", " : "", label, what);  // ';' ends a field
     if (f.state != kDone) used += (size_t)snprintf(out + used, n - used, " (line %d)", f.line);
     ++shown;
@@ -311,6 +318,7 @@ void describe_waits(char* out, size_t n) {
 
 extern "C" void emu_fiber_main(Fiber* f) {
   entry->invoke(arg_ptrs.data());
+  wgmma_thread_exit();
   land_async_copies(*f, 0);  // copies complete even if the thread never waited for them
   f->state = kDone;
   ++done_count;
@@ -501,6 +509,14 @@ char* dyn_lo = nullptr;
 char* arena = nullptr;
 size_t arena_slot = 0, arena_span = 0;
 
+// Bytes from the start of dynamic shared memory (negative before it, in the bytes skipped to
+// align it); false outside the array that holds it.
+bool in_dynamic(uintptr_t a, long long& off) {
+  if (a - (uintptr_t)__emu_dynamic_smem >= sizeof __emu_dynamic_smem) return false;
+  off = (long long)(a - (uintptr_t)dyn_lo);
+  return true;
+}
+
 void where(char* out, size_t n) {
   if (!in_kernel || !fibers) {
     out[0] = 0;
@@ -513,16 +529,15 @@ void where(char* out, size_t n) {
 
 [[noreturn]] void out_of_bounds(uintptr_t a, size_t n, int store, void* pc) {
   const char* op = store < 0 ? "access" : store ? "store" : "load";  // -1: a fault, kind unknown
-  uintptr_t off;
   if (a - (uintptr_t)arena < arena_span) {
     size_t b = (a - (uintptr_t)arena) / arena_slot;
     fail("kind=oob;space=global;buffer=%zu;offset=%lld;size=%zu;op=%s;pc=%p", b,
          (long long)(a - (uintptr_t)buffers[b].base), n, op, pc);
   }
-  if (dyn_lo && (off = a - (uintptr_t)dyn_lo) < kDynSmemReserve + kPage)
-    fail("kind=oob;space=dynamic_shared;offset=%lld;size=%zu;limit=%zu;op=%s;pc=%p", (long long)off, n,
-         req.dyn_smem, op, pc);
-  off = a - (uintptr_t)smem_lo;
+  long long dyn;
+  if (in_dynamic(a, dyn))
+    fail("kind=oob;space=dynamic_shared;offset=%lld;size=%zu;limit=%zu;op=%s;pc=%p", dyn, n, req.dyn_smem, op, pc);
+  uintptr_t off = a - (uintptr_t)smem_lo;
   const SharedVar* v = shared_var_before(off);
   if (v)
     fail("kind=oob;space=shared;var=%s;var_offset=%lld;var_size=%zu;size=%zu;op=%s;pc=%p", v->name,
@@ -578,10 +593,10 @@ inline void access(uintptr_t a, size_t n, int store, void* pc) {
     if (tracing) trace(off, n, store, pc, 1, -1);
     return;
   }
-  off = a - (uintptr_t)dyn_lo;
-  if (off < kDynSmemReserve) {
-    if (off + n > req.dyn_smem) out_of_bounds(a, n, store, pc);
-    if (tracing) trace(off, n, store, pc, 2, -1);
+  long long dyn;
+  if (in_dynamic(a, dyn)) {
+    if (dyn < 0 || (size_t)dyn + n > req.dyn_smem) out_of_bounds(a, n, store, pc);
+    if (tracing) trace((uintptr_t)dyn, n, store, pc, 2, -1);
     return;
   }
   off = a - (uintptr_t)arena;
@@ -617,7 +632,8 @@ void trace_pending_async_copies() {
 }
 
 bool in_shared(uintptr_t a) {
-  return a - (uintptr_t)smem_lo < sizeof __emu_static_smem || a - (uintptr_t)dyn_lo < kDynSmemReserve;
+  long long dyn;
+  return a - (uintptr_t)smem_lo < sizeof __emu_static_smem || in_dynamic(a, dyn);
 }
 }  // namespace
 
@@ -657,6 +673,250 @@ extern "C" void __emu_pipeline_commit() { ++fibers[cur].groups; }
 // commit belong to no group yet and are not waited for (as cp.async.wait_group).
 extern "C" void __emu_pipeline_wait_prior(size_t prior) {
   land_async_copies(fibers[cur], prior > 8 ? 8u : (unsigned)prior);  // <cuda_pipeline.h> caps it at 8
+}
+
+// ---- shared window and Hopper's warpgroup MMA (wgmma.cuh) ------------------------------------
+namespace {
+// A block's shared window, as __cvta_generic_to_shared numbers it: the static arena from 0, the
+// dynamic one from kDynamicWindow. Both arenas are 4096-aligned, so an offset is aligned to 1024
+// bytes exactly when its pointer is, as on a GPU.
+constexpr size_t kDynamicWindow = sizeof __emu_static_smem;
+
+bool shared_window(uintptr_t a, size_t& off) {
+  long long dyn;
+  if (a - (uintptr_t)smem_lo < sizeof __emu_static_smem) return off = a - (uintptr_t)smem_lo, true;
+  if (in_dynamic(a, dyn)) return off = kDynamicWindow + (a - (uintptr_t)__emu_dynamic_smem), true;
+  return false;
+}
+
+// The emulator's matrix descriptor: the tile's address / 16 in bits 0-43, as the GPU's address
+// field (adding 2 to a descriptor moves it 32 bytes along K there and here), the address's low 4
+// bits in 44-47 (the GPU drops them; here they are checked), the swizzle mode in 62-63.
+constexpr unsigned long long kDescAddress = (1ull << 44) - 1, kSwizzle128 = 1ull << 62;
+
+constexpr int kWarpgroup = 128;
+
+// One wgmma_m64k8_tf32, issued and not yet completed. A and the accumulators' addresses are
+// taken when it is issued; B is read from shared memory when its group completes.
+struct WgmmaOp {
+  float a[64][8];                // A, TF32 bits
+  float* d[kWarpgroup];          // each thread's accumulators
+  const char* rows;              // B's tile: its first row, 1024-byte aligned
+  unsigned long long desc;
+  int n, k0, line;               // k0: the first float of each row it reads (0, 8, 16, 24)
+  unsigned group;                // wgmma_commit_group calls before it: its group once committed
+};
+
+struct Warpgroup {
+  int arrived, line, first;      // the collective call being gathered: threads there, its line, the first
+  const char* what;              // and its name
+  int done;                      // threads finished
+  unsigned commits;              // wgmma_commit_group calls
+  std::vector<WgmmaOp> ops;      // in issue order
+};
+Warpgroup warpgroups[kMaxThreads / kWarpgroup];
+
+void reset_warpgroups() {
+  for (Warpgroup& g : warpgroups) g.arrived = g.done = 0, g.commits = 0, g.ops.clear();
+}
+
+// The running thread arrives at a warpgroup-collective call ("sync.aligned" in PTX): the 128
+// threads of its warpgroup must all make the same call. The caller adds its share of the
+// call's work, then waits in warpgroup_wait; the last to arrive acts for the warpgroup.
+Warpgroup& warpgroup_arrive(int line, const char* what) {
+  if (nthreads % kWarpgroup)
+    fail("kind=wgmma;line=%d;detail=%s is made by a warpgroup, 128 consecutive threads, but the block has %d "
+         "threads;fix=launch blocks of a multiple of 128 threads, one warpgroup per 128",
+         line, what, nthreads);
+  Warpgroup& g = warpgroups[fibers[cur].t.linear / kWarpgroup];
+  char me[48], other[48];
+  if (g.done) {
+    int i = (int)fibers[cur].t.linear / kWarpgroup * kWarpgroup;
+    while (fibers[i].state != kDone) ++i;
+    thread_label(cur, me, sizeof me);
+    thread_label(i, other, sizeof other);
+    fail("kind=divergence;line=%d;detail=%s at line %d is reached by thread %s, but thread %s of its warpgroup has "
+         "already finished without reaching it (the 128 threads of a warpgroup make every wgmma call together)",
+         line, what, line, me, other);
+  }
+  if (g.arrived == 0) {
+    g.line = line, g.first = cur, g.what = what;
+  } else if (g.line != line) {
+    thread_label(cur, me, sizeof me);
+    thread_label(g.first, other, sizeof other);
+    fail("kind=divergence;line=%d;detail=threads of warpgroup %u meet at different wgmma calls: thread %s at %s "
+         "(line %d) and thread %s at %s (line %d). The 128 threads of a warpgroup make every wgmma call together",
+         line, fibers[cur].t.linear / kWarpgroup, other, g.what, g.line, me, what, line);
+  }
+  ++g.arrived;
+  return g;
+}
+
+void warpgroup_wait(Warpgroup& g) {
+  Fiber& f = fibers[cur];
+  if (g.arrived == kWarpgroup) {
+    g.arrived = 0;
+    int first = (int)f.t.linear / kWarpgroup * kWarpgroup;
+    for (int i = first; i < first + kWarpgroup; ++i)
+      if (fibers[i].state == kWaitWarpgroup) fibers[i].state = kRunnable;
+  } else {
+    f.state = kWaitWarpgroup;
+    f.line = g.line;
+    block_current();
+  }
+  ++f.warp_epoch;  // its warp's lanes have met: the tracer orders them by it
+}
+
+void warpgroup_sync(int line, const char* what) { warpgroup_wait(warpgroup_arrive(line, what)); }
+
+float tf32_bits(float v) {  // what the tensor cores read of an input: the low 13 mantissa bits dropped
+  unsigned u;
+  std::memcpy(&u, &v, 4);
+  if ((u & 0x7fffffffu) <= 0x7f800000u) u &= 0xffffe000u;  // a NaN stays a NaN
+  std::memcpy(&v, &u, 4);
+  return v;
+}
+
+// The rows of B's tile that a descriptor names, checked against the rules of the 128-byte
+// swizzle and the block's shared memory.
+const char* wgmma_rows(unsigned long long desc, int n, int line, int& k0) {
+  const uintptr_t p = (desc & kDescAddress) << 4 | (desc >> 44 & 15);
+  size_t off;
+  if ((desc & ~(kDescAddress | 15ull << 44)) != kSwizzle128 || !shared_window(p, off))
+    fail("kind=wgmma;line=%d;detail=the descriptor of wgmma_m64k8_tf32 does not name a tile in shared memory: "
+         "wgmma reads B from shared memory only;fix=make the descriptor with wgmma_desc_sw128(tile), tile a "
+         "pointer into a __shared__ or extern __shared__ array",
+         line);
+  const size_t into_row = off % 128, base = off - into_row;
+  if (into_row % 32 || base % 1024)
+    fail("kind=wgmma;line=%d;detail=wgmma_desc_sw128's tile is %zu bytes past a 1024-byte boundary of shared "
+         "memory (__cvta_generic_to_shared(tile) %% 1024 == %zu), but in the 128-byte swizzle the tile's first row "
+         "must be 1024-byte aligned and the tile may start 0, 32, 64 or 96 bytes into it (k0 = 0, 8, 16 or 24 "
+         "floats);fix=align the tiles to 1024 bytes in shared memory (__align__(1024) on a __shared__ array, or "
+         "round dynamic shared memory's start up by __cvta_generic_to_shared(p) %% 1024), then point at row 0, "
+         "float k0 of a tile. On a GPU the tensor cores would read the wrong 16-byte chunks of the rows",
+         line, off % 1024, off % 1024);
+  const char* rows = (const char*)p - into_row;
+  const size_t bytes = (size_t)n * 128;
+  long long dyn;
+  if (in_dynamic((uintptr_t)rows, dyn)) {
+    if (dyn < 0 || (size_t)dyn + bytes > req.dyn_smem)
+      fail("kind=wgmma;line=%d;detail=the B tile of wgmma_m64k8_tf32<%d>, %d rows of 128 bytes from byte %lld of "
+           "dynamic shared memory, does not lie inside the %zu bytes the launch gave it;fix=launch with enough "
+           "dynamic shared memory (shared_mem=) for every tile and the up to 1024 bytes skipped to align them",
+           line, n, n, dyn, req.dyn_smem);
+  } else {
+    const SharedVar* v = shared_var_at((size_t)(rows - smem_lo));
+    if (!v || rows + bytes > smem_lo + v->offset + v->size)
+      fail("kind=wgmma;line=%d;detail=the B tile of wgmma_m64k8_tf32<%d>, %d rows of 128 bytes, does not lie inside "
+           "one __shared__ array%s%s;fix=make the array hold all %d rows of the tile",
+           line, n, n, v ? ": it runs past the end of " : "", v ? v->name : "", n);
+  }
+  k0 = (int)into_row / 4;
+  return rows;
+}
+
+// D += A B for one operation, every thread's elements (wgmma.cuh's layout), FP32 sums, k in order.
+void run_wgmma(const WgmmaOp& op) {
+  float b[8][256];
+  for (int c = 0; c < op.n; ++c)
+    for (int k = 0; k < 8; ++k) {
+      const size_t logical = (size_t)c * 128 + (size_t)(op.k0 + k) * 4;
+      float v;
+      std::memcpy(&v, op.rows + (logical ^ (logical >> 7 & 7) << 4), 4);  // 16-byte chunk j of row c at j ^ (c % 8)
+      b[k][c] = tf32_bits(v);
+    }
+  for (int i = 0; i < kWarpgroup; ++i) {
+    const int w = i / 32, g = i % 32 / 4, t = i % 4;
+    for (int j = 0; j < op.n / 8; ++j)
+      for (int e = 0; e < 4; ++e) {
+        const int r = 16 * w + g + 8 * (e >> 1), c = 8 * j + 2 * t + (e & 1);
+        float acc = op.d[i][4 * j + e];
+        for (int k = 0; k < 8; ++k) acc += op.a[r][k] * b[k][c];
+        op.d[i][4 * j + e] = acc;
+      }
+  }
+}
+
+// Completes, in issue order, the operations of every committed group but the newest `keep`.
+void complete_wgmma(Warpgroup& g, unsigned keep) {
+  size_t n = 0;
+  for (; n < g.ops.size() && g.ops[n].group + keep < g.commits; ++n) run_wgmma(g.ops[n]);
+  g.ops.erase(g.ops.begin(), g.ops.begin() + (long)n);
+}
+
+void wgmma_thread_exit() {
+  if (nthreads % kWarpgroup) return;  // no wgmma call could run
+  Warpgroup& g = warpgroups[fibers[cur].t.linear / kWarpgroup];
+  ++g.done;
+  if (g.arrived) {
+    char label[48];
+    thread_label(g.first, label, sizeof label);
+    fail("kind=divergence;line=%d;detail=thread %s waits at %s (line %d), which this thread of its warpgroup never "
+         "reached before it finished (the 128 threads of a warpgroup make every wgmma call together)",
+         g.line, label, g.what, g.line);
+  }
+  if (g.ops.empty()) return;
+  const WgmmaOp& op = g.ops.front();
+  if (op.group == g.commits)
+    fail("kind=wgmma;line=%d;detail=this thread finished with the wgmma_m64k8_tf32 of line %d issued but never "
+         "committed nor waited for: its product never reached the accumulators;fix=close the products of each "
+         "tile with wgmma_commit_group(), and call wgmma_wait_group<0>() before reading the accumulators",
+         op.line, op.line);
+  fail("kind=wgmma;line=%d;detail=this thread finished with wgmma products still running: a group of the "
+       "wgmma_m64k8_tf32 at line %d was committed but never waited for, so the accumulators were read before it "
+       "completed;fix=call wgmma_wait_group<0>() after the last wgmma_commit_group(), before reading the "
+       "accumulators (on a GPU they hold unfinished sums)",
+       op.line, op.line);
+}
+}  // namespace
+
+extern "C" size_t __emu_cvta_generic_to_shared(const void* p, int line) {
+  size_t off;
+  if (!shared_window((uintptr_t)p, off))
+    fail("kind=cvta;line=%d;detail=__cvta_generic_to_shared is given a pointer that is not in shared memory "
+         "(undefined on a GPU);fix=pass it a pointer into a __shared__ or extern __shared__ array",
+         line);
+  return off;
+}
+
+extern "C" unsigned long long __emu_wgmma_desc_sw128(const float* tile) {
+  const uintptr_t p = (uintptr_t)tile;
+  return (p >> 4 & kDescAddress) | (unsigned long long)(p & 15) << 44 | kSwizzle128;
+}
+
+extern "C" void __emu_wgmma_fence(int line) { warpgroup_sync(line, "wgmma_fence"); }
+
+extern "C" void __emu_wgmma_commit_group(int line) {
+  Warpgroup& g = warpgroup_arrive(line, "wgmma_commit_group");
+  if (g.arrived == kWarpgroup) ++g.commits;
+  warpgroup_wait(g);
+}
+
+extern "C" void __emu_wgmma_wait_group(int pending, int line) {
+  Warpgroup& g = warpgroup_arrive(line, "wgmma_wait_group");
+  if (g.arrived == kWarpgroup) complete_wgmma(g, (unsigned)pending);
+  warpgroup_wait(g);
+}
+
+extern "C" void __emu_wgmma_m64k8_tf32(float* d, const float* a, int n, unsigned long long desc, int line) {
+  Warpgroup& g = warpgroup_arrive(line, "wgmma_m64k8_tf32");
+  if (g.arrived == 1) {
+    WgmmaOp op;
+    op.rows = wgmma_rows(desc, n, line, op.k0);
+    op.desc = desc, op.n = n, op.line = line, op.group = g.commits;
+    g.ops.push_back(op);
+  }
+  WgmmaOp& op = g.ops.back();
+  if (op.desc != desc)
+    fail("kind=divergence;line=%d;detail=threads of one warpgroup give wgmma_m64k8_tf32 different descriptors (B "
+         "tiles). The 128 threads of a warpgroup issue one product together, with the same B",
+         line);
+  const unsigned i = fibers[cur].t.linear % kWarpgroup, row = i / 32 * 16 + i % 32 / 4, t = i % 4;
+  op.a[row][t] = tf32_bits(a[0]), op.a[row + 8][t] = tf32_bits(a[1]);
+  op.a[row][t + 4] = tf32_bits(a[2]), op.a[row + 8][t + 4] = tf32_bits(a[3]);
+  op.d[i] = d;
+  warpgroup_wait(g);
 }
 
 // Two ways the compiler reaches these checks (compiler.py picks one per build):
@@ -760,7 +1020,8 @@ void on_signal(int sig, siginfo_t* info, void* ctx) {
     uintptr_t own_lo = (uintptr_t)stacks + (size_t)cur * (kStackBytes + kPage) + kPage;
     if (stacks && (a - (uintptr_t)stacks < stacks_span || (sp && sp < own_lo && own_lo - sp < (uintptr_t(1) << 32))))
       fail("kind=stack_overflow;pc=%p;limit=%zu", pc, kStackBytes);
-    if ((arena && a - (uintptr_t)arena < arena_span) || (dyn_lo && a - (uintptr_t)dyn_lo < kDynSmemReserve + kPage))
+    long long dyn;
+    if ((arena && a - (uintptr_t)arena < arena_span) || (dyn_lo && in_dynamic(a, dyn)))
       out_of_bounds(a, 1, -1, pc);
     fail("kind=crash;signal=%d;addr=%p;pc=%p", sig, info->si_addr, pc);
   }
@@ -876,12 +1137,13 @@ void map_buffers() {
 }
 
 void map_shared_memory() {
-  dyn_lo = __emu_dynamic_smem;
+  dyn_lo = __emu_dynamic_shared;
   if (req.dyn_smem > kDynSmemReserve) bad_request("dynamic shared memory larger than 256 KiB");
-  size_t usable = (req.dyn_smem + kPage - 1) / kPage * kPage;
-  if (mprotect(dyn_lo + usable, kDynSmemReserve + kPage - usable, PROT_NONE) != 0)
+  char* end = __emu_dynamic_smem + sizeof __emu_dynamic_smem;
+  char* used = (char*)(((uintptr_t)dyn_lo + req.dyn_smem + kPage - 1) / kPage * kPage);
+  if (mprotect(used, (size_t)(end - used), PROT_NONE) != 0)
     fail("kind=internal;detail=cannot protect dynamic shared memory");
-  poison((uintptr_t)dyn_lo, (uintptr_t)dyn_lo + kDynSmemReserve + kPage);
+  poison((uintptr_t)__emu_dynamic_smem, (uintptr_t)end);
   unpoison((uintptr_t)dyn_lo, req.dyn_smem);
   poison((uintptr_t)__emu_static_smem, (uintptr_t)__emu_static_smem + sizeof __emu_static_smem);
   for (int i = 0; i < n_shared_vars; ++i)  // file-scope __shared__ variables exist already
@@ -946,6 +1208,7 @@ void run_block(unsigned linear) {
   }
   std::memset(warps, 0, sizeof warps);
   std::memset(active_waiting, 0, sizeof active_waiting);
+  reset_warpgroups();
   block_arrived = done_count = 0;
   cur = 0;
   __emu_cur = &fibers[0].t;
