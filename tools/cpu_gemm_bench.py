@@ -26,7 +26,8 @@ import sys
 
 _UNSET = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 _MARK = "TBT_BENCH_UNSET"
-if any(v in os.environ for v in _UNSET):        # before NumPy loads OpenBLAS
+# Run as a script only: a module imported by another program (a test) must not replace it.
+if __name__ == "__main__" and any(v in os.environ for v in _UNSET):  # before NumPy loads OpenBLAS
     env = {k: v for k, v in os.environ.items() if k not in _UNSET}
     env[_MARK] = ";".join(f"{k}={os.environ[k]}" for k in _UNSET if k in os.environ)
     os.execve(sys.executable, [sys.executable, *sys.argv], env)
