@@ -64,7 +64,7 @@ def stage_map() -> Markdown:
 # ---- kernel source -------------------------------------------------------------------------
 def _kernel_path(name_or_path) -> Path:
     p = Path(name_or_path)
-    if p.suffix == ".cu":
+    if p.suffix in (".cu", ".cuh"):
         return p if p.is_absolute() else ROOT / p
     return stages.variant(str(name_or_path)).path
 
@@ -77,7 +77,7 @@ def _rel(path: Path) -> str:
 
 
 def kernel_source(name_or_path) -> Markdown:
-    """The kernel file of a registered variant (or a .cu path), read from disk as it is now."""
+    """The kernel file of a registered variant (or a .cu or .cuh path), read from disk as it is now."""
     path = _kernel_path(name_or_path)
     return Markdown(f"`{_rel(path)}`\n\n```cpp\n{path.read_text().rstrip()}\n```")
 

@@ -15,4 +15,4 @@ metrics=$(grep -o -E "sm__pipe_tensor_op_(hmma|gmma)_cycles_active\b|sm__inst_ex
           -e 's/pipe_tensor_op_\(hmma\|gmma\)$/pipe_tensor_op_\1.sum/' | paste -sd, -)
 ncu --clock-control none --csv --metrics "gpu__time_duration.sum,launch__registers_per_thread,${metrics:+$metrics,}l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,smsp__sass_inst_executed_op_shared_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum" \
     python3 tools/experiments/ncu_10.py > "$out/ncu_10_metrics.csv" 2> "$out/ncu_10_metrics.log"
-tail -3 "$out"/*.log; wc -l "$out"/*.csv
+tail -n 3 "$out"/*.log; wc -l "$out"/*.csv
