@@ -249,7 +249,7 @@ def plot_ladder(ladder: Ladder | None = None):
     ax.set_xlim(0, top * 1.45)   # room for the labels
     ax.set_xlabel(f"TFLOP/s at {lad.size}x{lad.size}x{lad.size} (2MNK / median time)")
     ax.grid(True, axis="x", alpha=0.3)
-    ax.legend(loc="lower right", fontsize=8.5)
+    ax.legend(loc="upper right", fontsize=8.5)   # the first stages' bars are the shortest
     ax.set_title(f"Every stage's kernels on {lad.gpu}, {lad.date}")
     fig.text(0.01, 0.0, _wrap(lad.label()), fontsize=7.5, color="#555555", va="top")
     return fig
