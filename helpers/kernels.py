@@ -109,11 +109,14 @@ def load_kernel(path, name_expression: str) -> Kernel:
     source = KernelSource.read(path)
     source.require_kernel(name_expression)
     bk = backend.current()
-    return Kernel(source, name_expression, _compile(bk.NAME, source, (name_expression,)), bk)
+    headers = tuple(source.local_headers().values())
+    return Kernel(source, name_expression, _compile(bk.NAME, source, (name_expression,), headers), bk)
 
 
 @functools.lru_cache(maxsize=256)
-def _compile(backend_name: str, source: KernelSource, name_expressions: tuple[str, ...]):
+def _compile(backend_name: str, source: KernelSource, name_expressions: tuple[str, ...], headers: tuple[str, ...]):
+    """Cached on the file's text and the text of the headers beside it that it includes (an edit
+    to either compiles again)."""
     return backend.current().compile(source, name_expressions)
 
 

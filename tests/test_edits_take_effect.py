@@ -18,3 +18,15 @@ def test_an_edited_kernel_file_is_compiled_again(tmp_path, monkeypatch, rng):
     edited.write_text(original.replace("alpha * acc + beta * C[row * N + col]", "2.0f * alpha * acc"))
     second = gemm.run(v, A, B)
     np.testing.assert_allclose(second, 2 * (A @ B), rtol=1e-5, atol=1e-5)
+
+
+def test_an_edited_header_beside_the_kernel_is_compiled_again(tmp_path):
+    from helpers.kernels import load_kernel
+    (tmp_path / "scale.cuh").write_text("#define SCALE 2.0f\n")
+    (tmp_path / "k.cu").write_text('#include "scale.cuh"\n__global__ void k(float* out) { out[threadIdx.x] = SCALE; }\n')
+    out = np.zeros(4, np.float32)
+    load_kernel(tmp_path / "k.cu", "k")(1, 4, (out,))
+    assert (out == 2.0).all()
+    (tmp_path / "scale.cuh").write_text("#define SCALE 3.0f\n")   # the .cu file itself is unchanged
+    load_kernel(tmp_path / "k.cu", "k")(1, 4, (out,))
+    assert (out == 3.0).all()
