@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import tempfile
 from pathlib import Path
@@ -74,8 +75,13 @@ def compile(source: KernelSource, name_expressions: tuple[str, ...]):
     arch = source.required_arch()
     if arch is not None:
         return _compile_for(arch, source, name_expressions)
+    code = source.text
+    headers = source.local_headers()
+    if headers:  # CuPy's compile cache keys on the code: make an edited header a new key
+        digest = hashlib.sha256("\0".join(headers.values()).encode()).hexdigest()
+        code += f"\n// headers included from beside the kernel: sha256 {digest}\n"
     try:
-        module = cp.RawModule(code=source.text, options=_options(source), name_expressions=list(name_expressions))
+        module = cp.RawModule(code=code, options=_options(source), name_expressions=list(name_expressions))
         module.compile()
         return module
     except cp.cuda.compiler.CompileException as e:
