@@ -145,3 +145,27 @@ def ladder(size: int, variants: tuple[Variant, ...], n_repeat: int = 50) -> list
             extra = {"precision": v.precision, **extra, "pct_cublas_fp32": 100.0 * cublas["fp32"].median_ms / t.median_ms}
         rows.append(row(v.name, v.default.label(), t, rel, **extra))
     return rows
+
+
+def precision_rows(size: int, kernels) -> list[dict]:
+    """TF32's cost on a GPU: at size^3, uniform [-1, 1) data, the largest and the RMS of |C - C64| /
+    RMS(C64) against a float64 product, for cuBLAS FP32 and TF32 and each (variant, config) given."""
+    cp = _require_gpu()
+    A, B, _ = device_operands(size, size, size, seed=1)
+    ref = cp.matmul(A.astype(cp.float64), B.astype(cp.float64))
+    scale = float(cp.sqrt(cp.mean(ref * ref)))
+
+    def err(name, out):
+        e = cp.abs(out.astype(cp.float64) - ref) / scale
+        return {"what": name, "max_err_over_rms": float(e.max()), "rms_err_over_rms": float(cp.sqrt(cp.mean(e * e)))}
+
+    rows = [err("cuBLAS FP32", cp.matmul(A, B))]
+    with cublas_tf32():
+        rows.append(err("cuBLAS TF32", cp.matmul(A, B)))
+    for v, cfg in kernels:
+        cfg = cfg or v.default
+        out = cp.full((size, size), POISON, cp.float32)
+        gemm.kernel_for(v, cfg)(cfg.grid(size, size), cfg.block(),
+                                gemm.launch_args(size, size, size, 1.0, A, B, 0.0, out), shared_mem=cfg.shared_bytes())
+        rows.append(err(f"{v.name} ({cfg.label()})", out))
+    return rows

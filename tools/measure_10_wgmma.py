@@ -20,9 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import cupy as cp  # noqa: E402
 
-from helpers import bench, gemm, progress, resources, stages, verify  # noqa: E402
+from helpers import bench, progress, resources, stages, verify  # noqa: E402
 from helpers.stages import TensorCoreConfig, WgmmaConfig  # noqa: E402
 
 WGMMA, WMMA = stages.variant("10_wgmma"), stages.variant("10_tensor_cores")
@@ -42,27 +41,6 @@ def timings(n: int, n_repeat: int) -> list[dict]:
         t, rel = bench.time_variant(v, n, n, n, n_repeat=n_repeat)
         rows.append(_row(v.name, n, t, config=v.default.label(), pct_cublas_tf32=100 * tf32.median_ms / t.median_ms,
                          max_rel_diff_vs_cublas_fp32=rel))
-    return rows
-
-
-def precision(n: int) -> list[dict]:
-    A, B, _ = bench.device_operands(n, n, n, seed=1)
-    ref = cp.matmul(A.astype(cp.float64), B.astype(cp.float64))
-    scale = float(cp.sqrt(cp.mean(ref * ref)))
-
-    def err(name, out):
-        e = cp.abs(out.astype(cp.float64) - ref) / scale
-        return {"what": name, "max_err_over_rms": float(e.max()), "rms_err_over_rms": float(cp.sqrt(cp.mean(e * e)))}
-
-    rows = [err("cuBLAS FP32", cp.matmul(A, B))]
-    with bench.cublas_tf32():
-        rows.append(err("cuBLAS TF32", cp.matmul(A, B)))
-    for v, cfg in ((WGMMA, WgmmaConfig(ROUND=0)), (WGMMA, WgmmaConfig(ROUND=1)),
-                   (WMMA, TensorCoreConfig(ROUND=0)), (WMMA, TensorCoreConfig(ROUND=1))):
-        out = cp.full((n, n), verify.POISON, cp.float32)
-        gemm.kernel_for(v, cfg)(cfg.grid(n, n), cfg.block(), gemm.launch_args(n, n, n, 1.0, A, B, 0.0, out),
-                                shared_mem=cfg.shared_bytes())
-        rows.append(err(f"{v.name} ({cfg.label()})", out))
     return rows
 
 
@@ -91,7 +69,9 @@ def main() -> None:
         data["sweep"] += timings(n, 30)
         print(n, [(r["kernel"], round(r["tflops"], 1)) for r in data["sweep"][-4:]], flush=True)
         save()
-    data["precision"] = precision(4096)
+    data["precision"] = bench.precision_rows(4096, (
+        (WGMMA, WgmmaConfig(ROUND=0)), (WGMMA, WgmmaConfig(ROUND=1)),
+        (WMMA, TensorCoreConfig(ROUND=0)), (WMMA, TensorCoreConfig(ROUND=1))))
     for r in data["precision"]:
         print(r, flush=True)
     save()

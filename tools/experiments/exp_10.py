@@ -21,9 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-import cupy as cp  # noqa: E402
 
-from helpers import bench, gemm, resources, stages, verify  # noqa: E402
+from helpers import bench, resources, stages, verify  # noqa: E402
 from helpers.stages import TensorCoreConfig as T, WarpTileConfig as W  # noqa: E402
 
 CANDIDATES = [("10_tensor_cores", c) for c in (
@@ -39,27 +38,9 @@ CANDIDATES = [("10_tensor_cores", c) for c in (
 
 
 def precision_rows(size: int) -> list[dict]:
-    A, B, C = bench.device_operands(size, size, size, seed=1)
-    ref = cp.matmul(A.astype(cp.float64), B.astype(cp.float64))
-    scale = float(cp.sqrt(cp.mean(ref * ref)))
-
-    def err(name, out):
-        e = cp.abs(out.astype(cp.float64) - ref) / scale
-        return {"what": name, "max_err_over_rms": float(e.max()), "rms_err_over_rms": float(cp.sqrt(cp.mean(e * e)))}
-
-    rows = [err("cuBLAS FP32", cp.matmul(A, B))]
-    with bench.cublas_tf32():
-        rows.append(err("cuBLAS TF32", cp.matmul(A, B)))
-    for name, cfg in (("10_tensor_cores", T(ROUND=1)), ("10_tensor_cores", T(ROUND=2)), ("10_tensor_cores", T(ROUND=0)),
-                      ("09_double_buffering", None)):
-        v = stages.variant(name)
-        cfg = cfg or v.default
-        out = cp.full((size, size), verify.POISON, cp.float32)
-        kernel = gemm.kernel_for(v, cfg)
-        kernel(cfg.grid(size, size), cfg.block(), gemm.launch_args(size, size, size, 1.0, A, B, 0.0, out),
-               shared_mem=cfg.shared_bytes())
-        rows.append(err(f"{name} ({cfg.label()})", out))
-    return rows
+    return bench.precision_rows(size, [(stages.variant(name), cfg) for name, cfg in (
+        ("10_tensor_cores", T(ROUND=1)), ("10_tensor_cores", T(ROUND=2)), ("10_tensor_cores", T(ROUND=0)),
+        ("09_double_buffering", None))])
 
 
 def main() -> None:
