@@ -4,8 +4,8 @@ Google Colab ships ipywidgets 7.7 and cannot take 8 without a restart, so the co
 must use only what 7.7 has. The test reads what the panels use from helpers/ (without importing
 ipywidgets) and compares it with the record this tool made in a throwaway environment:
 
-    python3 -m venv /tmp/ipyw77 && /tmp/ipyw77/bin/pip install ipywidgets==7.7.1
-    /tmp/ipyw77/bin/python tools/ipywidgets_api.py tests/ipywidgets_7_7_api.json
+    python3 -m venv ../ipyw77 && ../ipyw77/bin/pip install ipywidgets==7.7.1
+    ../ipyw77/bin/python tools/ipywidgets_api.py tests/ipywidgets_7_7_api.json
 
 The record: every public name of the ipywidgets package, and for each widget class the traits
 (the keyword arguments its constructor takes), and the parameters of each public function.

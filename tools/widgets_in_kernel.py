@@ -2,10 +2,10 @@
 panel described: a check of the panels against the ipywidgets a kernel has, without a browser.
 Made for Google Colab's ipywidgets 7.7 (the course pins 8); run in a throwaway environment:
 
-    python3 -m venv /tmp/ipyw77
-    /tmp/ipyw77/bin/pip install -r requirements.txt && /tmp/ipyw77/bin/pip install ipywidgets==7.7.1 "ipykernel<7"
-    /tmp/ipyw77/bin/python -m ipykernel install --prefix /tmp/ipyw77 --name python3
-    /tmp/ipyw77/bin/python tools/widgets_in_kernel.py
+    python3 -m venv ../ipyw77
+    ../ipyw77/bin/pip install -r requirements.txt && ../ipyw77/bin/pip install ipywidgets==7.7.1 "ipykernel<7"
+    ../ipyw77/bin/python -m ipykernel install --prefix ../ipyw77 --name python3
+    ../ipyw77/bin/python tools/widgets_in_kernel.py
 
 Each panel's callback runs once when it is built and once per slider move; the count and the last
 description are printed, and an ERROR line for any cell that raised. A callback's exception does
