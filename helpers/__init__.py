@@ -1,0 +1,69 @@
+"""Tile by Tile's Python package, in layers that import only downward (README: "How the code is laid out"):
+
+    core      the course's facts: errors, paths, the stage registry, configurations, architectures
+    emulator  the CPU emulator: every CUDA thread a fiber, every access traced and bounds-checked
+    run       backends (GPU through CuPy, or the emulator), compiling and launching a kernel
+    measure   the instruments: verify, time, trace, accesses, resources, models, autotuning (no drawing)
+    views     what a learner sees: tables, figures, slider panels, the ladder
+    course    exercises, stage 01's CPU GEMM, the teacher kit, notebook tools, Colab
+    cli       the one command line, `python -m helpers`
+
+Notebooks import the modules they use by their short name, `from helpers import stages, verify, figures`;
+SURFACE below is that list, each resolved to its layer on first use (importing `helpers` loads nothing).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+SURFACE = {
+    # core: what the course is made of
+    "stages": "helpers.core.stages",            # the registry: stages and their kernel variants
+    "configs": "helpers.core.configs",          # one frozen dataclass of tile sizes per kernel family
+    "arch": "helpers.core.arch",                # per-architecture limits and the occupancy calculator
+    "paths": "helpers.core.paths",              # where kernels/, notebooks/, results/, figures/ are
+    "markdown": "helpers.core.markdown",        # text that renders as Markdown in Jupyter
+    # run: a kernel on the backend in use
+    "backend": "helpers.run.backend",           # which backend runs (GPU or the CPU emulator) and its device card
+    "gemm": "helpers.run.gemm",                 # launch a kernel as C = alpha A B + beta C
+    # measure: the instruments
+    "verify": "helpers.measure.verify",         # correctness against float64 on the shape catalogue
+    "bench": "helpers.measure.bench",           # timing beside cuBLAS (GPU)
+    "trace": "helpers.measure.trace",           # memory traces from the emulator
+    "memory": "helpers.measure.memory",         # warp requests, sectors, banks from a trace
+    "accesses": "helpers.measure.accesses",     # per-warp, per-line and per-element views of a kernel's trace
+    "resources": "helpers.measure.resources",   # registers, shared memory, spills, occupancy (ptxas or the GPU)
+    "intensity": "helpers.measure.intensity",   # FLOPs per byte models
+    "roofline": "helpers.measure.roofline",     # ceilings and points (measured or committed)
+    "pipeline": "helpers.measure.pipeline",     # what overlaps what in a double-buffered kernel's trace
+    "tensor_cores": "helpers.measure.tensor_cores",  # fragment layouts and stage 10's committed runs
+    "ncu": "helpers.measure.ncu",               # Nsight Compute runs, committed and compared with the trace
+    "autotune": "helpers.measure.autotune",     # searching tile configurations
+    "gpu_results": "helpers.measure.gpu_results",  # timing now on a GPU, or the committed measurements
+    # views: what a learner sees
+    "display": "helpers.views.display",         # device card, stage map, kernel source and diffs, throughput
+    "figures": "helpers.views.figures",         # banks, sectors, reuse and throughput drawn
+    "roofline_plot": "helpers.views.roofline_plot",
+    "autotune_plots": "helpers.views.autotune_plots",
+    "ladder_report": "helpers.views.ladder_report",  # the capstone ladder: chart, roofline, steps, README table
+    "widgets": "helpers.views.widgets",         # slider panels
+    # course
+    "exercises": "helpers.course.exercises",    # the exercises' checkers, per stage
+    "cpu_gemm": "helpers.course.cpu_gemm",      # stage 01: the CPU GEMM
+    "colab": "helpers.course.colab",            # the first cell of every notebook; Colab setup
+}
+
+__all__ = sorted(SURFACE)
+
+
+def __getattr__(name: str):
+    if name in SURFACE:
+        module = importlib.import_module(SURFACE[name])
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module 'helpers' has no attribute {name!r}; the notebook surface is "
+                         f"{', '.join(__all__)} (or import a module by its layer, e.g. helpers.measure.verify)")
+
+
+def __dir__():
+    return __all__

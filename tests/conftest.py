@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from helpers import backend
+from helpers.run import backend
 
 
 def pytest_report_header(config):

@@ -2,7 +2,9 @@
 
 import pytest
 
-from helpers import backend, stages, verify
+from helpers.run import backend
+from helpers.core import stages
+from helpers.measure import verify
 
 
 @pytest.mark.parametrize("variant", stages.variants(), ids=lambda v: v.name)

@@ -8,10 +8,15 @@ import re
 
 import pytest
 
-from helpers import autotune, backend, resources, stages
-from helpers.errors import CourseError
-from helpers.results_files import RESULTS_DIR
-from helpers.stages import ThreadTile2DConfig, TileConfig
+from helpers.views import autotune_plots
+from helpers.run import toolchain
+from helpers.measure import autotune
+from helpers.run import backend
+from helpers.measure import resources
+from helpers.core import stages
+from helpers.core.errors import CourseError
+from helpers.core.paths import RESULTS_DIR
+from helpers.core.configs import ThreadTile2DConfig, TileConfig
 from test_cli import helpers_cli
 
 
@@ -220,8 +225,8 @@ def test_dry_run_verifies_candidates_without_timing(cpu_backend):
     assert not result.timed and result.best is None
     assert all("tflops" not in r for r in result.rows)
     try:
-        resources.toolchain()
-    except resources.ToolchainMissingError:
+        toolchain.toolchain()
+    except toolchain.ToolchainMissingError:
         return
     assert all(r["registers"] for r in result.rows)
 
@@ -295,7 +300,7 @@ def test_search_figures_draw(tmp_path):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    for fig in (autotune.plot_space(autotune.space_counts([stages.variant("05_2d_thread_tiling")])),
-                autotune.plot_searches(autotune.committed_searches())):
+    for fig in (autotune_plots.plot_space(autotune.space_counts([stages.variant("05_2d_thread_tiling")])),
+                autotune_plots.plot_searches(autotune.committed_searches())):
         fig.savefig(tmp_path / "f.svg")
         plt.close(fig)

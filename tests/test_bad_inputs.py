@@ -3,9 +3,11 @@
 import numpy as np
 import pytest
 
-from helpers import backend, gemm, stages
-from helpers.errors import KernelArgumentError, KernelCompileError, LaunchConfigError
-from helpers.kernels import load_kernel
+from helpers.run import backend
+from helpers.run import gemm
+from helpers.core import stages
+from helpers.core.errors import KernelArgumentError, KernelCompileError, LaunchConfigError
+from helpers.run.kernel_loader import load_kernel
 
 NAIVE = stages.variant("02_naive_coalesced")
 

@@ -183,7 +183,7 @@ def expected_panel(block_x: int, block_y: int) -> tuple[str, bytes]:
     helpers; the figure as the notebook's inline backend renders it (IPython's print_figure)."""
     import matplotlib.pyplot as plt
     from IPython.core.pylabtools import print_figure
-    from helpers import widgets
+    from helpers.views import widgets
     result = widgets.run_block_shape(VARIANT, block_x, block_y)
     fig = widgets.draw_block_shape(result)
     try:

@@ -18,7 +18,7 @@ def test_info_prints_the_banner():
 
 
 def test_ladder_verifies_every_registered_kernel():
-    from helpers import stages
+    from helpers.core import stages
     r = helpers_cli("ladder", "--size", "1024", "--repeat", "5")
     assert r.returncode == 0, r.stderr
     for v in stages.variants():

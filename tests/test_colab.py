@@ -13,7 +13,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from helpers import colab, notebook_tools
+from helpers.course import colab
+from helpers.course import notebook_tools
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -62,7 +63,7 @@ import sys
 from pathlib import Path
 ROOT = next(p for p in (Path.cwd(), *Path.cwd().parents) if (p / "helpers" / "stages.py").is_file())
 sys.path.insert(0, str(ROOT))
-from helpers import backend
+from helpers.run import backend
 print(backend.banner())"""
 
 

@@ -12,7 +12,8 @@ import pytest
 
 matplotlib.use("Agg")
 
-from helpers import cpu_gemm, verify  # noqa: E402
+from helpers.course import cpu_gemm
+from helpers.measure import verify  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 

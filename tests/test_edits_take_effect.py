@@ -3,14 +3,16 @@
 
 import numpy as np
 
-from helpers import gemm, stages
+from helpers.core import paths
+from helpers.run import gemm
+from helpers.core import stages
 
 
 def test_an_edited_kernel_file_is_compiled_again(tmp_path, monkeypatch, rng):
     v = stages.variant("02_naive_coalesced")
     monkeypatch.setattr(stages, "KERNELS", tmp_path)
     edited = tmp_path / v.path.name
-    original = (stages.ROOT / "kernels" / v.path.name).read_text()
+    original = (paths.ROOT / "kernels" / v.path.name).read_text()
     edited.write_text(original)
     A, B = (rng.uniform(-1, 1, (9, 9)).astype(np.float32) for _ in range(2))
     first = gemm.run(v, A, B)
@@ -21,8 +23,8 @@ def test_an_edited_kernel_file_is_compiled_again(tmp_path, monkeypatch, rng):
 
 
 def test_an_edited_header_beside_the_kernel_is_compiled_again(tmp_path):
-    from helpers import backend
-    from helpers.kernels import load_kernel
+    from helpers.run import backend
+    from helpers.run.kernel_loader import load_kernel
     bk = backend.current()
     (tmp_path / "scale.cuh").write_text("#define SCALE 2.0f\n")
     (tmp_path / "k.cu").write_text('#include "scale.cuh"\n__global__ void k(float* out) { out[threadIdx.x] = SCALE; }\n')

@@ -17,9 +17,9 @@ import pytest
 
 from helpers import emulator
 from helpers.emulator import compiler
-from helpers.errors import CompilerNotFoundError, KernelArgumentError, KernelCompileError
-from helpers.kernel_source import KernelSource
-from helpers.kernels import load_kernel
+from helpers.core.errors import CompilerNotFoundError, KernelArgumentError, KernelCompileError
+from helpers.core.kernel_source import KernelSource
+from helpers.run.kernel_loader import load_kernel
 
 KERNELS = Path(__file__).parent / "kernels"
 

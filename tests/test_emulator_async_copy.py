@@ -10,9 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers import memory, trace
-from helpers.errors import KernelCrashError, OutOfBoundsError
-from helpers.kernels import load_kernel
+from helpers.measure import memory
+from helpers.measure import trace
+from helpers.core.errors import KernelCrashError, OutOfBoundsError
+from helpers.run.kernel_loader import load_kernel
 
 KERNELS = Path(__file__).parent / "kernels"
 FILE = KERNELS / "async_copy.cu"

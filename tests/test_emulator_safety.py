@@ -15,10 +15,9 @@ import numpy as np
 import pytest
 
 from helpers import emulator
-from helpers.errors import (BarrierError, KernelCompileError, KernelCrashError, KernelTimeoutError,
-                            OutOfBoundsError, UnsupportedFeatureError)
-from helpers.kernel_source import KernelSource
-from helpers.kernels import load_kernel
+from helpers.core.errors import BarrierError, KernelCompileError, KernelCrashError, KernelTimeoutError, OutOfBoundsError, UnsupportedFeatureError
+from helpers.core.kernel_source import KernelSource
+from helpers.run.kernel_loader import load_kernel
 
 KERNELS = Path(__file__).parent / "kernels"
 

@@ -9,16 +9,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers import gemm, stages, trace, verify
-from helpers.errors import BarrierError, KernelCrashError
-from helpers.kernels import load_kernel
-from helpers.stages import WgmmaConfig
+from helpers.core import paths
+from helpers.run import gemm
+from helpers.core import stages
+from helpers.measure import trace
+from helpers.measure import verify
+from helpers.core.errors import BarrierError, KernelCrashError
+from helpers.run.kernel_loader import load_kernel
+from helpers.core.configs import WgmmaConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 PROBE = ROOT / "tools" / "experiments" / "wgmma_probe.cu"
 GPU_PROBE = ROOT / "results" / "stage_10_h100_2026-11-24" / "exp_10_wgmma_first.json"
 V = stages.variant("10_wgmma")
-KERNEL = V.path  # kernels/10_wgmma.cu, before any test points stages.KERNELS elsewhere
+KERNEL = V.path  # kernels/10_wgmma.cu, before any test points paths.KERNELS elsewhere
 SMALL = WgmmaConfig(64, 64, 3)  # one warpgroup, 64 x 64 tiles: quick on the emulator
 ODD = verify.shape("non-multiples of every tile")  # 5 tiles along K: every stage is refilled
 

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from helpers import backend, bench, stages
+from helpers.run import backend
+from helpers.measure import bench
+from helpers.core import stages
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.gpu
@@ -39,7 +41,7 @@ def test_kernel_timings_measure_the_kernel_not_the_python_around_it():
     # The launch checks and the synchronization once added 0.3 ms to every timed call. Interleaved,
     # the course's timing and a bare CuPy launch of the same compiled kernel agree.
     import cupy as cp
-    from helpers import gemm
+    from helpers.run import gemm
     v = stages.variant("05_2d_thread_tiling")
     n = 1024
     cfg = v.default
@@ -64,8 +66,8 @@ def test_an_illegal_address_is_reported_with_recovery_advice():
     # In a child process: the failed launch leaves that process's CUDA context unusable.
     code = textwrap.dedent("""
         import numpy as np, cupy as cp
-        from helpers.kernels import load_kernel
-        from helpers.errors import KernelCrashError
+        from helpers.run.kernel_loader import load_kernel
+        from helpers.core.errors import KernelCrashError
         open("/tmp/tbt_oob.cu", "w").write(
             "__global__ void k(int M, int N, int K, float alpha, const float* A, const float* B, "
             "float beta, float* C) { C[(size_t)threadIdx.x << 36] = 1.0f; }")
@@ -81,8 +83,8 @@ def test_an_illegal_address_is_reported_with_recovery_advice():
 
 
 def test_gpu_compile_errors_use_the_files_line_numbers(tmp_path):
-    from helpers.errors import KernelCompileError
-    from helpers.kernels import load_kernel
+    from helpers.core.errors import KernelCompileError
+    from helpers.run.kernel_loader import load_kernel
     bad = tmp_path / "bad.cu"
     bad.write_text("__global__ void k(float* C) {\n  C[0] = nope;\n}\n")
     with pytest.raises(KernelCompileError, match=r"bad\.cu:2"):

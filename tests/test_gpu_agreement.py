@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers import backend
-from helpers.kernels import load_kernel
+from helpers.run import backend
+from helpers.run.kernel_loader import load_kernel
 
 KERNELS = Path(__file__).parent / "kernels"
 

@@ -6,8 +6,9 @@ from fractions import Fraction
 
 import pytest
 
-from helpers import intensity, stages
-from helpers.stages import CoalescedConfig, NaiveConfig, TileConfig
+from helpers.measure import intensity
+from helpers.core import stages
+from helpers.core.configs import CoalescedConfig, NaiveConfig, TileConfig
 
 SHAPES = [(1, 1, 1), (5, 7, 3), (33, 100, 7), (64, 64, 64), (67, 61, 53), (4096, 4096, 4096)]
 

@@ -68,8 +68,8 @@ def execute(kc, code: str) -> dict:
 SETUP = f"""
     import sys, numpy as np
     sys.path.insert(0, {str(REPO)!r})
-    from helpers import backend
-    from helpers.kernels import load_kernel
+    from helpers.run import backend
+    from helpers.run.kernel_loader import load_kernel
     K = {str(REPO / "tests" / "kernels")!r} + "/"
     print(backend.name())
 """

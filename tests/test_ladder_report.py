@@ -10,9 +10,10 @@ import pytest
 
 matplotlib.use("Agg")
 
-from helpers import ladder_report, roofline  # noqa: E402
-from helpers.errors import CourseError  # noqa: E402
-from helpers.results_files import RESULTS_DIR  # noqa: E402
+from helpers.views import ladder_report
+from helpers.measure import roofline  # noqa: E402
+from helpers.core.errors import CourseError  # noqa: E402
+from helpers.core.paths import RESULTS_DIR  # noqa: E402
 from test_cli import helpers_cli  # noqa: E402
 
 

@@ -15,7 +15,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers import gemm, memory, stages, trace
+from helpers.run import gemm
+from helpers.measure import memory
+from helpers.core import stages
+from helpers.measure import trace
 
 KERNELS = Path(__file__).parent / "kernels"
 PATTERNS = KERNELS / "memory_patterns.cu"

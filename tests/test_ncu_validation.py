@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import ncu
+from helpers.measure import ncu
 
 RUNS = sorted((Path(__file__).resolve().parent.parent / "results").glob("ncu_*/ncu.csv"))
 

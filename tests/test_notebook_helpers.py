@@ -12,42 +12,56 @@ import pytest
 
 matplotlib.use("Agg")
 
-from helpers import backend, display, exercises, figures, memory, notebook_tools, stages, widgets  # noqa: E402
+from helpers.views import style
+from helpers.views import figure_files
+from helpers.measure import gpu_results
+from helpers.measure import accesses
+from helpers.core import paths
+from helpers.core import configs
+from helpers.core import arch
+from helpers.run import backend
+from helpers.views import display
+from helpers.course import exercises
+from helpers.views import figures
+from helpers.measure import memory
+from helpers.course import notebook_tools
+from helpers.core import stages
+from helpers.views import widgets  # noqa: E402
 
 
 # ---- trace-derived views and figures ------------------------------------------------------------
 @pytest.mark.parametrize("variant, want", [("02_naive", {"A": 32, "B": 1, "C": 32}),
                                            ("02_naive_coalesced", {"A": 1, "B": 4, "C": 4})])
 def test_sectors_per_warp_request_from_the_trace(variant, want):
-    w = figures.stage02_warp0(variant, 32, 32)
+    w = accesses.stage02_warp0(variant, 32, 32)
     got = {"A": w.load_a.mean_sectors, "B": w.load_b.mean_sectors, "C": w.store_c.mean_sectors}
     assert got == want
-    assert w.lanes == 32 and w.load_a.requests == figures.TRACE_SIZE   # one request per step of k
+    assert w.lanes == 32 and w.load_a.requests == accesses.TRACE_SIZE   # one request per step of k
     assert w.store_c.requests == 1
 
 
 def test_warp_follows_linear_thread_ids():
     # blockDim.x = 8: warp 0 of the coalesced kernel covers 4 rows of 8 columns
-    w = figures.stage02_warp0("02_naive_coalesced", 8, 32)
+    w = accesses.stage02_warp0("02_naive_coalesced", 8, 32)
     assert w.rows == 4
     assert w.store_c.mean_sectors == 4 and w.load_a.mean_sectors == 4 and w.load_a.mean_ideal == 1
     # a block of 8 threads: warp 0 has 8 lanes
-    assert figures.stage02_warp0("02_naive", 4, 2).lanes == 8
+    assert accesses.stage02_warp0("02_naive", 4, 2).lanes == 8
     with pytest.raises(ValueError, match="at most 1024"):
-        figures.stage02_warp0("02_naive", 64, 32)
+        accesses.stage02_warp0("02_naive", 64, 32)
 
 
 def test_block_tile_is_traced():
-    naive = figures.block_tile("02_naive", stages.NaiveConfig(32, 32))
-    coalesced = figures.block_tile("02_naive_coalesced", stages.CoalescedConfig(32, 32))
+    naive = accesses.block_tile("02_naive", configs.NaiveConfig(32, 32))
+    coalesced = accesses.block_tile("02_naive_coalesced", configs.CoalescedConfig(32, 32))
     assert naive.shape == coalesced.shape == (32, 32)
     assert (naive[:, 0] == 0).all() and (coalesced[0, :] == 0).all()   # warp 0: a column, or a row, of C
-    assert figures.block_tile("02_naive_coalesced", stages.CoalescedConfig(1, 1024)).shape == (1024, 1)
+    assert accesses.block_tile("02_naive_coalesced", configs.CoalescedConfig(1, 1024)).shape == (1024, 1)
 
 
 def test_sector_table_is_plain_and_stable():
-    table = figures.sector_table()
-    assert table == figures.sector_table()
+    table = accesses.sector_table()
+    assert table == accesses.sector_table()
     assert "per step of the k loop (load A + load B, issued 64 times): 33 sectors" in table
     assert "per step of the k loop (load A + load B, issued 64 times): 5 sectors" in table
     assert "store C" in table and "base64" not in table
@@ -64,23 +78,23 @@ def test_the_views_follow_an_edited_kernel(tmp_path, monkeypatch):
     for v in stages.stage("02").variants:
         (tmp_path / v.path.name).write_text(edited if v.name == "02_naive_coalesced" else v.path.read_text())
     monkeypatch.setattr(stages, "KERNELS", tmp_path)
-    w = figures.stage02_warp0("02_naive_coalesced", 32, 32)
+    w = accesses.stage02_warp0("02_naive_coalesced", 32, 32)
     assert (w.load_a.mean_sectors, w.load_b.mean_sectors, w.store_c.mean_sectors) == (32, 1, 32)
 
 
 def test_bank_summary_tile_32_and_16():
     tiled = stages.variant("03_smem_tiling")
-    t32 = figures.kernel_trace(tiled, tiled.config(tile=32))
-    loads = [figures.bank_view(t32, q) for q in figures.shared_requests(t32)]
+    t32 = accesses.kernel_trace(tiled, tiled.config(tile=32))
+    loads = [accesses.bank_view(t32, q) for q in accesses.shared_requests(t32)]
     assert [(b.request.array, b.distinct_words, b.report.wavefronts, b.report.ways) for b in loads] == \
         [("As", 1, 1, 1), ("Bs", 32, 1, 1)]
-    t16 = figures.kernel_trace(tiled, tiled.config(tile=16))
-    a16, b16 = (figures.bank_view(t16, q) for q in figures.shared_requests(t16))
+    t16 = accesses.kernel_trace(tiled, tiled.config(tile=16))
+    a16, b16 = (accesses.bank_view(t16, q) for q in accesses.shared_requests(t16))
     assert a16.distinct_words == 2 and sorted(set(a16.banks)) == [0, 16] and a16.report.wavefronts == 1
     assert "lanes 0-15 -> word 0 (bank 0); lanes 16-31 -> word 16 (bank 16)" in a16.lane_groups()
     assert b16.distinct_words == 16 and b16.report.wavefronts == 1
-    text = figures.bank_summary(t16)
-    assert "load As" in text and "load Bs" in text and text == figures.bank_summary(t16)
+    text = accesses.bank_summary(t16)
+    assert "load As" in text and "load Bs" in text and text == accesses.bank_summary(t16)
 
 
 def test_bank_grid_marks_conflicts():
@@ -89,19 +103,19 @@ def test_bank_grid_marks_conflicts():
                          lanes=np.arange(32), offsets=np.arange(32) * 32 * 4)
     fig = figures.plot_bank_grid(req, origin=0)
     assert "32-way conflict, 32 wavefronts (ideal 1)" in fig.axes[0].get_title()
-    red = [p for p in fig.axes[0].patches if matplotlib.colors.to_hex(p.get_edgecolor()) == figures.CONFLICT_COLOR]
+    red = [p for p in fig.axes[0].patches if matplotlib.colors.to_hex(p.get_edgecolor()) == style.CONFLICT_COLOR]
     assert len(red) == 32
     tiled = stages.variant("03_smem_tiling")
-    t32 = figures.kernel_trace(tiled, tiled.config(tile=32))
-    q = figures.shared_requests(t32)[0]
-    title = figures.plot_bank_grid(q, origin=figures.array_origin(t32, q)).axes[0].get_title()
+    t32 = accesses.kernel_trace(tiled, tiled.config(tile=32))
+    q = accesses.shared_requests(t32)[0]
+    title = figures.plot_bank_grid(q, origin=accesses.array_origin(t32, q)).axes[0].get_title()
     assert "1 word in 1 bank, broadcast: no conflict, 1 wavefront (ideal 1)" in title
     assert len(figures.plot_bank_grids(t32).axes) == 2
 
 
 def test_plot_sectors_bars_per_line():
     tiled = stages.variant("03_smem_tiling")
-    fig = figures.plot_sectors(figures.kernel_trace(tiled, tiled.config(tile=16)))
+    fig = figures.plot_sectors(accesses.kernel_trace(tiled, tiled.config(tile=16)))
     ax = fig.axes[0]
     labels = [t.get_text() for t in ax.get_xticklabels()]
     assert any("load A" in t for t in labels) and any("store C" in t for t in labels)
@@ -110,7 +124,7 @@ def test_plot_sectors_bars_per_line():
 
 def test_per_line_view():
     tiled = stages.variant("03_smem_tiling")
-    view = figures.per_line_view(figures.kernel_trace(tiled, tiled.config(tile=32)))
+    view = accesses.per_line_view(accesses.kernel_trace(tiled, tiled.config(tile=32)))
     inner = next(r for r in view.rows if "As[ty][k] * Bs[k][tx]" in r["source"])
     assert inner["shared requests"] == 4096 and inner["wavefronts"] == inner["ideal wavefronts"] == 4096
     assert inner["max ways"] == 1 and inner["global requests"] == 0
@@ -118,13 +132,13 @@ def test_per_line_view():
     assert (copy_a["global requests"], copy_a["sectors"], copy_a["shared requests"]) == (64, 256, 64)
     assert view.rows[0]["source"].startswith("template") and view.rows[-1]["source"] == "}"
     text = str(view)
-    assert "ld As, ld Bs" in text and text == str(figures.per_line_view(
-        figures.kernel_trace(tiled, tiled.config(tile=32))))
+    assert "ld As, ld Bs" in text and text == str(accesses.per_line_view(
+        accesses.kernel_trace(tiled, tiled.config(tile=32))))
     assert "<table>" in view._repr_html_() and len(view.frame()) == len(view.rows)
 
 
 def test_reuse_table_counts_loads_per_element():
-    text = figures.reuse_table()
+    text = accesses.reuse_table()
     rows = {line.split(" (")[0]: line.split() for line in text.splitlines()[2:]}
     assert rows["02_naive_coalesced"][-5:] == ["16384", "16", "16384", "16", "0.50"]
     assert rows["03_smem_tiling"][-5:] == ["1024", "1", "1024", "1", "8"]
@@ -134,8 +148,8 @@ def test_reuse_table_counts_loads_per_element():
                                         ("03_smem_tiling_bank_grid", "no conflict"),
                                         ("03_smem_tiling_reuse", "each loaded 16 times")])
 def test_figure_generation(tmp_path, name, says):
-    (a,) = figures.generate([name], tmp_path)
-    (b,) = figures.generate([name], tmp_path / "again")
+    (a,) = figure_files.generate([name], tmp_path)
+    (b,) = figure_files.generate([name], tmp_path / "again")
     assert a.read_bytes() == b.read_bytes(), "SVG output must be deterministic"
     text = a.read_text()
     ET.fromstring(text)                              # well-formed XML
@@ -146,11 +160,11 @@ def test_figure_generation(tmp_path, name, says):
 
 def test_unknown_figure():
     with pytest.raises(KeyError):
-        figures.generate(["no_such_figure"])
+        figure_files.generate(["no_such_figure"])
 
 
 def test_committed_figures_are_current():
-    assert figures.stale() == [], "run `python -m helpers.figures` and commit figures/"
+    assert figure_files.stale() == [], "run `python -m helpers.figures` and commit figures/"
 
 
 def test_throughput_plot():
@@ -202,7 +216,7 @@ def test_block_shape_panel_builds():
 def test_run_tile_config_tile_16():
     r = widgets.run_tile_config("03_smem_tiling", M=37, N=29, K=23, tile=16)
     assert r.error is None and r.failure is None and r.ok
-    assert r.values == {"tile": 16} and r.config == stages.TileConfig(16)
+    assert r.values == {"tile": 16} and r.config == configs.TileConfig(16)
     assert [(b.request.array, b.distinct_words, b.report.wavefronts) for b in r.banks] == [("As", 2, 1), ("Bs", 16, 1)]
     assert {a.label: a.mean_sectors for a in r.sectors}["load A"] == 4
     assert r.intensity is not None and abs(r.intensity.dram - 3.98) < 0.01
@@ -271,7 +285,7 @@ def test_exercise_2(answer, ok, says):
 
 def test_exercise_2_solution_matches_config():
     bx, by = exercises.EX2_BLOCK
-    assert exercises.check_02_exercise_2(stages.CoalescedConfig(bx, by).grid(exercises.EX2_M, exercises.EX2_N)).ok
+    assert exercises.check_02_exercise_2(configs.CoalescedConfig(bx, by).grid(exercises.EX2_M, exercises.EX2_N)).ok
 
 
 @pytest.mark.parametrize("block, ok, says", [
@@ -313,7 +327,7 @@ def test_device_card_mentions_the_emulator_on_cpu():
 
 
 def test_gpu_results_none(tmp_path):
-    r = display.gpu_results("02", tmp_path)
+    r = gpu_results.gpu_results("02", tmp_path)
     assert not r.found and "No GPU results committed yet" in str(r)
     assert r.plot() == []
 
@@ -335,7 +349,7 @@ def test_gpu_results_reads_files_with_provenance(tmp_path):
               "cublas": {"variant": "cublas_sgemm", "M": 1024, "N": 1024, "K": 1024, "median_ms": 0.05,
                          "tflops": 43.0}}
     (tmp_path / "ladder.json").write_text(json.dumps(ladder))
-    r = display.gpu_results("02", tmp_path)
+    r = gpu_results.gpu_results("02", tmp_path)
     assert r.found and len(r.sets) == 2
     text = str(r)
     assert "NVIDIA H200" in text and "2026-11-21" in text and "NVIDIA H100" in text
@@ -345,7 +359,7 @@ def test_gpu_results_reads_files_with_provenance(tmp_path):
 
 
 def test_intensity_table_and_roofline_view():
-    cases = [("02_naive_coalesced", None)] + [("03_smem_tiling", stages.TileConfig(t)) for t in (8, 32)]
+    cases = [("02_naive_coalesced", None)] + [("03_smem_tiling", configs.TileConfig(t)) for t in (8, 32)]
     text = display.intensity_table(cases)
     lines = text.splitlines()
     assert lines[2].split()[-3:] == ["0.25", "7.94", "-"]
@@ -390,7 +404,7 @@ def test_problems_catch_images_and_a_foreign_first_cell():
 
 @pytest.mark.parametrize("name", ["00_setup", "02_naive", "03_smem_tiling"])
 def test_committed_notebooks_are_in_house_form(name):
-    nb = nbformat.read(stages.NOTEBOOKS / f"{name}.ipynb", as_version=4)
+    nb = nbformat.read(paths.NOTEBOOKS / f"{name}.ipynb", as_version=4)
     assert notebook_tools.problems(nb, name) == []
     assert sum(notebook_tools.is_checked(c) for c in nb.cells) >= 1
 
@@ -444,7 +458,7 @@ def test_exercise_03_2(answer, ok, says):
 # ---- stages 04 and 05: their notebooks and exercise checkers ---------------------------------------
 @pytest.mark.parametrize("name", ["04_1d_thread_tiling", "05_2d_thread_tiling"])
 def test_thread_tiling_notebooks_are_in_house_form(name):
-    nb = nbformat.read(stages.NOTEBOOKS / f"{name}.ipynb", as_version=4)
+    nb = nbformat.read(paths.NOTEBOOKS / f"{name}.ipynb", as_version=4)
     assert notebook_tools.problems(nb, name) == []
     assert sum(notebook_tools.is_checked(c) for c in nb.cells) >= 5
 
@@ -467,9 +481,9 @@ def test_exercise_04_1(answer, ok, says):
 
 
 def test_exercise_04_1_follows_the_occupancy_calculator():
-    from helpers import resources
+    from helpers.measure import resources
     c = stages.variant("04_1d_thread_tiling").default
-    occ = resources.occupancy("sm_90", c.threads(), exercises.EX04_1_REGISTERS, c.static_shared_bytes())
+    occ = arch.occupancy("sm_90", c.threads(), exercises.EX04_1_REGISTERS, c.static_shared_bytes())
     assert exercises.check_04_exercise_1((occ.active_blocks, occ.active_warps)).ok
 
 

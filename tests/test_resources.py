@@ -4,10 +4,13 @@ with CuPy's kernel attributes and the CUDA driver's own occupancy answer."""
 
 import pytest
 
-from helpers import resources, stages
-from helpers.errors import CourseError, KernelCompileError
-from helpers.resources import occupancy
-from helpers.stages import CoalescedConfig, NaiveConfig, TileConfig
+from helpers.run import toolchain
+from helpers.core import arch
+from helpers.measure import resources
+from helpers.core import stages
+from helpers.core.errors import CourseError, KernelCompileError
+from helpers.core.arch import occupancy
+from helpers.core.configs import CoalescedConfig, NaiveConfig, TileConfig
 
 
 # ---- occupancy, computed by hand ---------------------------------------------------------------
@@ -82,9 +85,9 @@ def test_bad_occupancy_inputs():
         occupancy("sm_90", 128, 256)
     with pytest.raises(KeyError, match="sm_90"):
         occupancy("sm_100", 128, 32)
-    assert resources.arch_name("9.0") == resources.arch_name("compute_90") == "sm_90"
+    assert arch.arch_name("9.0") == arch.arch_name("compute_90") == "sm_90"
     with pytest.raises(ValueError, match="sm_90"):
-        resources.arch_name("hopper")
+        arch.arch_name("hopper")
 
 
 # ---- ptxas output -----------------------------------------------------------------------------
@@ -103,7 +106,7 @@ ptxas info    : Compile time = 12.269 ms
 
 
 def test_parse_ptxas():
-    info = resources.parse_ptxas(PTXAS_LOG)
+    info = toolchain.parse_ptxas(PTXAS_LOG)
     foo = info["_Z3fooPf"]
     assert (foo.arch, foo.registers, foo.shared_bytes, foo.stack_frame_bytes) == ("sm_80", 255, 16384, 24)
     assert (foo.spill_store_bytes, foo.spill_load_bytes, foo.barriers) == (8, 12, None)
@@ -154,7 +157,7 @@ def test_ptxas_sees_the_tile_size(config, arch):
 
 def test_default_arch_without_a_gpu(cpu_backend):
     r = resources.kernel_resources("02_naive_coalesced", CoalescedConfig(16, 8))
-    assert r.arch == resources.DEFAULT_ARCH == "sm_90" and r.threads_per_block == 128
+    assert r.arch == arch.DEFAULT_ARCH == "sm_90" and r.threads_per_block == 128
     assert "registers per thread" in r.describe()
 
 
@@ -167,7 +170,7 @@ def test_compile_error_is_reported(tmp_path):
     bad = tmp_path / "broken.cu"
     bad.write_text("__global__ void broken(float* out) { out[0] = undeclared_variable; }\n")
     with pytest.raises(KernelCompileError, match="undeclared_variable"):
-        resources.ptxas_info(bad, "broken", "sm_90")
+        toolchain.ptxas_info(bad, "broken", "sm_90")
 
 
 def test_resource_table_has_a_row_per_variant():
@@ -179,22 +182,22 @@ def test_resource_table_has_a_row_per_variant():
 
 def test_missing_toolchain_is_a_clear_error(monkeypatch):
     monkeypatch.setattr(resources, "_nvrtc_candidates", lambda: [])
-    resources.toolchain.cache_clear()
-    resources._nvrtc_lib.cache_clear()
-    resources._ptxas_cached.cache_clear()
+    toolchain.toolchain.cache_clear()
+    toolchain._nvrtc_lib.cache_clear()
+    toolchain._ptxas_cached.cache_clear()
     try:
-        with pytest.raises(resources.ToolchainMissingError, match="requirements.txt") as e:
+        with pytest.raises(toolchain.ToolchainMissingError, match="requirements.txt") as e:
             resources.kernel_resources("03_smem_tiling", arch="sm_90")
         assert isinstance(e.value, CourseError)
         monkeypatch.undo()
         monkeypatch.setattr(resources, "_ptxas_candidates", lambda: [])
-        resources.toolchain.cache_clear()
-        with pytest.raises(resources.ToolchainMissingError, match="ptxas was not found"):
-            resources.toolchain()
+        toolchain.toolchain.cache_clear()
+        with pytest.raises(toolchain.ToolchainMissingError, match="ptxas was not found"):
+            toolchain.toolchain()
     finally:
         monkeypatch.undo()
-        resources.toolchain.cache_clear()
-        resources._nvrtc_lib.cache_clear()
+        toolchain.toolchain.cache_clear()
+        toolchain._nvrtc_lib.cache_clear()
 
 
 # ---- on a GPU ---------------------------------------------------------------------------------------
@@ -206,7 +209,7 @@ GPU_CASES = [(v, v.default) for v in stages.variants()] + [
 @pytest.mark.gpu
 @pytest.mark.parametrize("v,config", GPU_CASES, ids=lambda x: getattr(x, "name", None) or x.label())
 def test_gpu_attributes_and_driver_occupancy(v, config):
-    from helpers import backend
+    from helpers.run import backend
     if why := v.unsupported_on(backend.current().device_info().compute_capability):
         pytest.skip(why)
     r = resources.kernel_resources(v, config)

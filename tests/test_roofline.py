@@ -12,12 +12,16 @@ import pytest
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from helpers import gpu_specs, intensity, roofline, stages  # noqa: E402
-from helpers.device import DeviceInfo  # noqa: E402
-from helpers.display import RESULTS_DIR  # noqa: E402
-from helpers.errors import CourseError  # noqa: E402
-from helpers.roofline import Ceilings, Point  # noqa: E402
-from helpers.stages import NaiveConfig  # noqa: E402
+from helpers.views import roofline_plot
+from helpers.core import gpu_specs
+from helpers.measure import intensity
+from helpers.measure import roofline
+from helpers.core import stages  # noqa: E402
+from helpers.core.device import DeviceInfo  # noqa: E402
+from helpers.core.paths import RESULTS_DIR  # noqa: E402
+from helpers.core.errors import CourseError  # noqa: E402
+from helpers.measure.roofline import Ceilings, Point  # noqa: E402
+from helpers.core.configs import NaiveConfig  # noqa: E402
 
 
 # ---- the datasheet table ------------------------------------------------------------------------
@@ -181,7 +185,7 @@ def test_plot_roofline_draws_roofs_ridge_ceilings_and_points():
     c = Ceilings("Test GPU", 60.0, 3.0, "datasheet", cublas_tflops=45.0, cublas_source="measured x",
                  copy_tbs=2.5, copy_source="measured y")
     pts = [Point("k1", 0.25, 0.5, "measured on Test GPU, 2026-01-01"), Point("k2", 8.0, 6.0, "measured z")]
-    fig = roofline.plot_roofline(c, pts)
+    fig = roofline_plot.plot_roofline(c, pts)
     try:
         ax = fig.axes[0]
         assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
@@ -206,11 +210,11 @@ def test_plot_roofline_draws_roofs_ridge_ceilings_and_points():
 def test_plot_roofline_on_a_given_axis_without_measured_ceilings():
     fig, ax = plt.subplots()
     try:
-        out = roofline.plot_roofline(Ceilings.from_spec("Tesla T4"), [], ax=ax, title="T4")
+        out = roofline_plot.plot_roofline(Ceilings.from_spec("Tesla T4"), [], ax=ax, title="T4")
         assert out is fig and ax.get_title() == "T4"
         assert not [line for line in ax.lines if line.get_linestyle() == "--"]
         pts = [Point("a", 1, 1, "s", "02_naive"), Point("b", 2, 2, "s", "02_naive")]
-        fig2 = roofline.plot_roofline(Ceilings.from_spec("Tesla T4"), pts, labels=False)
+        fig2 = roofline_plot.plot_roofline(Ceilings.from_spec("Tesla T4"), pts, labels=False)
         legend = [t.get_text() for t in fig2.axes[0].get_legend().get_texts()]
         assert legend.count("02_naive") == 1
         plt.close(fig2)
@@ -219,7 +223,7 @@ def test_plot_roofline_on_a_given_axis_without_measured_ceilings():
 
 
 def test_reference_figure_of_the_committed_results():
-    fig = roofline.plot_roofline(*roofline.reference_roofline("NVIDIA H200"))
+    fig = roofline_plot.plot_roofline(*roofline.reference_roofline("NVIDIA H200"))
     plt.close(fig)
 
 

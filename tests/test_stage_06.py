@@ -10,7 +10,14 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from helpers import exercises, figures, memory, notebook_tools, resources, stages
+from helpers.measure import accesses
+from helpers.core import paths
+from helpers.course import exercises
+from helpers.views import figures
+from helpers.measure import memory
+from helpers.course import notebook_tools
+from helpers.measure import resources
+from helpers.core import stages
 
 ROOT = Path(__file__).resolve().parent.parent
 BASE = stages.variant("05_2d_thread_tiling")
@@ -22,8 +29,8 @@ TILE_8x8x8 = dict(BM=128, BN=128, BK=8, TM=8, TN=8)
 
 def _worst(variant, fields, op, array):
     """The worst conflict of warp 0's `op` requests on `array` in block 0 (M = N = K = 64)."""
-    tr = figures.kernel_trace(variant, variant.config(**fields))
-    reqs = [q for q in figures.shared_requests(tr, op=op, first_only=False) if q.array == array]
+    tr = accesses.kernel_trace(variant, variant.config(**fields))
+    reqs = [q for q in accesses.shared_requests(tr, op=op, first_only=False) if q.array == array]
     assert reqs, f"no {op} of {array} traced"
     return max(memory.banks(q).ways for q in reqs)
 
@@ -85,9 +92,9 @@ def test_8x8_as_load_conflicts_in_05_and_each_fix_removes_it_but_pad_4():
 
 def test_16x4_as_load_is_a_broadcast_and_no_fix_touches_bs():
     for v in (BASE, PADDED, TRANSPOSED, SWIZZLED):
-        tr = figures.kernel_trace(v, v.config(**TILE_16x4))
-        q = next(q for q in figures.shared_requests(tr) if q.array == "As")
-        assert figures.bank_view(tr, q).distinct_words == 1, v.name
+        tr = accesses.kernel_trace(v, v.config(**TILE_16x4))
+        q = next(q for q in accesses.shared_requests(tr) if q.array == "As")
+        assert accesses.bank_view(tr, q).distinct_words == 1, v.name
         for fields in (TILE_16x4, TILE_8x8):
             assert _worst(v, fields, "load", "Bs") == 4, v.name
 
@@ -102,7 +109,7 @@ def test_what_each_fix_costs_the_copy():
 
 def test_padding_costs_bm_times_pad_floats_and_the_trace_agrees():
     for v, cfg in ((PADDED, PADDED.default), (PADDED, PADDED.config(**TILE_8x8x8, PAD=4))):
-        arrays = {a.name: a.size for a in figures.kernel_trace(v, cfg).shared_variables}
+        arrays = {a.name: a.size for a in accesses.kernel_trace(v, cfg).shared_variables}
         assert arrays["As"] == cfg.BM * (cfg.BK + cfg.PAD) * 4
         assert sum(arrays.values()) == cfg.static_shared_bytes()
     assert PADDED.default.static_shared_bytes() - BASE.config(**TILE_8x8).static_shared_bytes() == 512
@@ -112,7 +119,7 @@ def test_padding_costs_bm_times_pad_floats_and_the_trace_agrees():
 def _as_compiled(trace, width):
     loads = [q for q in memory.requests(trace, "shared") if q.op == "load"]
     return [memory.banks(dataclasses.replace(q, size=width[q.array])) for q in loads
-            if ((q.offsets - figures.array_origin(trace, q)) % width[q.array] == 0).all()]
+            if ((q.offsets - accesses.array_origin(trace, q)) % width[q.array] == 0).all()]
 
 
 def _nsight(label):
@@ -127,7 +134,7 @@ def test_merged_loads_match_nsight_instructions_and_8x8_wavefronts():
     width = {"As": 8, "Bs": 16}   # stage 05's LDS.64 and LDS.128
     for fields, wavefronts_match in ((TILE_16x4, False), (TILE_8x8x8, True)):
         cfg = BASE.config(**fields)
-        loads = _as_compiled(figures.kernel_trace(BASE, cfg, M=64, blocks=None), width)
+        loads = _as_compiled(accesses.kernel_trace(BASE, cfg, M=64, blocks=None), width)
         gpu = _nsight(f"{BASE.name} ({cfg.label()})")
         assert len(loads) == gpu["shared load requests"]
         assert (sum(b.wavefronts for b in loads) == gpu["shared load wavefronts"]) is wavefronts_match
@@ -172,6 +179,6 @@ def test_the_measured_claims_of_the_notebook():
 
 # ---- the notebook --------------------------------------------------------------------------------
 def test_notebook_in_house_form():
-    nb = nbformat.read(stages.NOTEBOOKS / "06_bank_conflicts.ipynb", as_version=4)
+    nb = nbformat.read(paths.NOTEBOOKS / "06_bank_conflicts.ipynb", as_version=4)
     assert notebook_tools.problems(nb, "06_bank_conflicts") == []
     assert sum(notebook_tools.is_checked(c) for c in nb.cells) >= 8

@@ -6,8 +6,12 @@ import dataclasses
 
 import pytest
 
-from helpers import exercises as ex
-from helpers import figures, memory, stages, verify
+from helpers.measure import accesses
+from helpers.course import exercises as ex
+from helpers.views import figures
+from helpers.measure import memory
+from helpers.core import stages
+from helpers.measure import verify
 
 V07 = stages.variant("07_vectorized")
 V06 = stages.variant("06_transposed_a")
@@ -17,7 +21,7 @@ SAME = dataclasses.asdict(V07.default)       # 06 with 07's tile sizes
 def global_loads(variant, config, M, N, K):
     """{array: (requests, bytes per lane of the widest, sectors, ideal sectors)} of block 0's loads."""
     out = {}
-    for q in memory.requests(figures.kernel_trace(variant, config, M, N, K), "global"):
+    for q in memory.requests(accesses.kernel_trace(variant, config, M, N, K), "global"):
         if q.op != "load":
             continue
         n, width, got, ideal = out.get(q.array, (0, 0, 0, 0))
@@ -57,11 +61,11 @@ def test_16_byte_copies_take_a_quarter_of_the_requests_for_the_same_sectors():
 
 
 def test_runs_of_4_make_the_16_byte_shared_loads_conflict_free():
-    t06 = figures.kernel_trace(V06, V06.config(**SAME), 128, 128, 64)
-    t07 = figures.kernel_trace(V07, V07.default, 128, 128, 64)
-    merged = {q.array: memory.banks(dataclasses.replace(q, size=16)) for q in figures.shared_requests(t06)}
+    t06 = accesses.kernel_trace(V06, V06.config(**SAME), 128, 128, 64)
+    t07 = accesses.kernel_trace(V07, V07.default, 128, 128, 64)
+    merged = {q.array: memory.banks(dataclasses.replace(q, size=16)) for q in accesses.shared_requests(t06)}
     assert (merged["Bs"].ways, merged["Bs"].wavefronts) == (2, 8)       # 8 contiguous columns: 2-way
-    for q in figures.shared_requests(t07):
+    for q in accesses.shared_requests(t07):
         b = memory.banks(q)
         assert q.size == 16 and b.ways == 1 and b.wavefronts == b.ideal == 4
 
@@ -69,7 +73,7 @@ def test_runs_of_4_make_the_16_byte_shared_loads_conflict_free():
 def test_the_kernel_issues_what_the_configuration_says():
     c, K = V07.default, 64
     tiles, warps = K // c.BK, c.threads() // 32
-    got = memory.per_line(figures.kernel_trace(V07, c, 128, 128, K)).groupby(["space", "op", "array"])["requests"].sum()
+    got = memory.per_line(accesses.kernel_trace(V07, c, 128, 128, K)).groupby(["space", "op", "array"])["requests"].sum()
     assert got[("global", "load", "A")] == tiles * c.BM * c.BK // 4 // 32
     assert got[("global", "load", "B")] == tiles * c.BK * c.BN // 4 // 32
     assert got[("shared", "load", "As")] == tiles * warps * c.BK * c.TM // 4

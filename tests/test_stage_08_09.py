@@ -3,7 +3,9 @@ for specific wrong ones, clear messages for malformed input) and the schedule re
 
 import pytest
 
-from helpers import exercises, pipeline, stages
+from helpers.course import exercises
+from helpers.measure import pipeline
+from helpers.core import stages
 
 
 @pytest.mark.parametrize("answer, ok, says", [

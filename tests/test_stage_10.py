@@ -5,9 +5,12 @@ is caught within TF32's tolerance, and wmma misuse stops with a message that nam
 import numpy as np
 import pytest
 
-from helpers import gemm, stages, verify
-from helpers.errors import KernelCrashError
-from helpers.stages import TensorCoreConfig
+from helpers.core import paths
+from helpers.run import gemm
+from helpers.core import stages
+from helpers.measure import verify
+from helpers.core.errors import KernelCrashError
+from helpers.core.configs import TensorCoreConfig
 
 V = stages.variant("10_tensor_cores")
 SMALL = TensorCoreConfig(32, 32, 16, 16, 16, 2)  # 4 warps: quick on the emulator
@@ -55,7 +58,7 @@ def test_rounding_to_nearest_halves_the_error_of_dropping_bits(cpu_backend, oper
 def edited_kernel(tmp_path, monkeypatch):
     """Writes an edited copy of the stage-10 kernel where the course looks for kernels."""
     monkeypatch.setattr(stages, "KERNELS", tmp_path)
-    original = (stages.ROOT / "kernels" / V.path.name).read_text()
+    original = (paths.ROOT / "kernels" / V.path.name).read_text()
 
     def edit(old: str, new: str):
         assert old in original
@@ -86,7 +89,7 @@ def test_misaligned_tile_rows_stop_at_the_asynchronous_copy(cpu_backend, edited_
 
 
 def test_the_explorer_bounds_a_tf32_kernel_by_the_tensor_cores_not_the_fp32_roof(cpu_backend):
-    from helpers import widgets
+    from helpers.views import widgets
     text = widgets.describe_tile_config(widgets.run_tile_config(V.name, **{f: getattr(SMALL, f) for f in
                                                                          widgets.config_fields(V)}))
     assert "PASS" in text and "TF32 runs on the tensor cores" in text and "494.7" in text

@@ -5,9 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from helpers import stages
-from helpers.kernel_source import KernelSource
-from helpers.stages import CoalescedConfig, NaiveConfig
+from helpers.core import configs
+from helpers.core import stages
+from helpers.core.kernel_source import KernelSource
+from helpers.core.configs import CoalescedConfig, NaiveConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -74,7 +75,7 @@ def test_name_expressions_render_template_arguments():
     v = stages.variant("02_naive")
     assert v.name_expression() == "sgemm_naive"
 
-    class Tiled(stages.KernelConfig):
+    class Tiled(configs.KernelConfig):
         def template_args(self):
             return (128, 128, 8)
     assert stages.Variant("99_x", "sgemm", "", Tiled, Tiled()).name_expression() == "sgemm<128, 128, 8>"

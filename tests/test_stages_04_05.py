@@ -9,10 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from helpers import backend, intensity, stages, verify
-from helpers.errors import KernelCompileError
-from helpers.kernels import load_kernel
-from helpers.stages import ThreadTile1DConfig as T1, ThreadTile2DConfig as T2
+from helpers.run import backend
+from helpers.measure import intensity
+from helpers.core import stages
+from helpers.measure import verify
+from helpers.core.errors import KernelCompileError
+from helpers.run.kernel_loader import load_kernel
+from helpers.core.configs import ThreadTile1DConfig as T1, ThreadTile2DConfig as T2
 
 ROOT = Path(__file__).resolve().parent.parent
 V04, V05 = stages.variant("04_1d_thread_tiling"), stages.variant("05_2d_thread_tiling")

@@ -13,7 +13,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from helpers import backend, exercises, solutions, teacher
+from helpers.run import backend
+from helpers.course import exercises
+from helpers.course import solutions
+from helpers.course import teacher
 
 ROOT = Path(__file__).resolve().parent.parent
 NB02 = ROOT / "notebooks" / "02_naive.ipynb"

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from helpers import verify
-from helpers.errors import VerificationError
-from helpers.verify import Shape
+from helpers.measure import verify
+from helpers.core.errors import VerificationError
+from helpers.measure.verify import Shape
 
 
 def _operands(rng, s):

@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 
 import nbformat  # noqa: E402
 
-from helpers import colab  # noqa: E402
+from helpers.course import colab  # noqa: E402
 
 BADGE_CELL_ID = "colab-badge"
 # How every version of the course's setup cell starts: those are replaced, anything else is not.

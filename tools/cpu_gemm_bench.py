@@ -42,7 +42,8 @@ from pathlib import Path  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from helpers import cpu_gemm, progress  # noqa: E402
+from helpers.course import cpu_gemm
+from helpers.core import progress  # noqa: E402
 
 
 def machine_slug(model: str) -> str:

@@ -23,10 +23,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from helpers import emulator, progress, verify  # noqa: E402
-from helpers.backend import host_description  # noqa: E402
-from helpers.gemm import launch_args  # noqa: E402
-from helpers.kernel_source import KernelSource  # noqa: E402
+from helpers import emulator
+from helpers.core import progress
+from helpers.measure import verify  # noqa: E402
+from helpers.core.device import host_description  # noqa: E402
+from helpers.run.gemm import launch_args  # noqa: E402
+from helpers.core.kernel_source import KernelSource  # noqa: E402
 
 BENCH = ROOT / "tools" / "emulator_bench"
 CASES = [  # name, file, name expression, size, block, grid(size), workers

@@ -5,13 +5,19 @@ import json
 import sys
 from pathlib import Path
 
-from helpers import backend, bench, display, progress, stages, widgets
+from helpers.measure import gpu_results
+from helpers.run import backend
+from helpers.measure import bench
+from helpers.views import display
+from helpers.core import progress
+from helpers.core import stages
+from helpers.views import widgets
 
 backend.use("gpu")
 CMD = "PYTHONPATH=. python3 tools/measure_02.py OUT.json"
 old = json.loads((Path(__file__).resolve().parent.parent / "results" / "02_naive_h200_2026-11-22.json").read_text())
 shapes = [(r["variant"], r["block_x"], r["block_y"]) for r in old["block_shape_sweep"]["rows"]]
-rows = display.measure(stages.stage("02").variants, sizes=(256, 512, 1024, 2048, 4096), n_warmup=5, n_repeat=30)
+rows = gpu_results.measure(stages.stage("02").variants, sizes=(256, 512, 1024, 2048, 4096), n_warmup=5, n_repeat=30)
 sweep = []
 for name, bx, by in progress.bar(shapes, desc="block shapes at 4096^3", unit="shape"):
     r = widgets.run_block_shape(name, bx, by, time_size=4096)

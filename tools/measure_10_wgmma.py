@@ -21,8 +21,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
-from helpers import bench, progress, resources, stages, verify  # noqa: E402
-from helpers.stages import TensorCoreConfig, WgmmaConfig  # noqa: E402
+from helpers.measure import bench
+from helpers.core import progress
+from helpers.measure import resources
+from helpers.core import stages
+from helpers.measure import verify  # noqa: E402
+from helpers.core.configs import TensorCoreConfig, WgmmaConfig  # noqa: E402
 
 WGMMA, WMMA = stages.variant("10_wgmma"), stages.variant("10_tensor_cores")
 SIZES = (512, 1024, 2048, 3072, 4096, 6144, 8192)

@@ -9,8 +9,8 @@ shift
 mkdir -p "$out"
 metrics=$(python3 -c 'from helpers.ncu import METRICS; print(",".join(METRICS.values()))')
 ncu --clock-control none --csv --metrics "$metrics" --kernel-name regex:sgemm \
-    python3 -m helpers.ncu launch "$@" > "$out/ncu.csv" 2> "$out/ncu.log"
-python3 -m helpers.ncu sass "$@" | gzip -9 > "$out/sass.txt.gz"
+    python3 -m helpers ncu launch "$@" > "$out/ncu.csv" 2> "$out/ncu.log"
+python3 -m helpers ncu sass "$@" | gzip -9 > "$out/sass.txt.gz"
 python3 - "$out/provenance.json" "$@" <<'PY'
 import json, subprocess, sys
 from helpers import backend, bench

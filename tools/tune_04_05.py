@@ -25,8 +25,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from helpers import backend, bench, progress, stages, verify  # noqa: E402
-from helpers.stages import ThreadTile1DConfig as T1, ThreadTile2DConfig as T2  # noqa: E402
+from helpers.core import paths
+from helpers.run import backend
+from helpers.measure import bench
+from helpers.core import progress
+from helpers.core import stages
+from helpers.measure import verify  # noqa: E402
+from helpers.core.configs import ThreadTile1DConfig as T1, ThreadTile2DConfig as T2  # noqa: E402
 
 # (BM, BN, BK, TM): 128 to 1024 threads, TM from 8 to 32 results per thread
 CANDIDATES_04 = (
@@ -46,7 +51,7 @@ CANDIDATES = {"04_1d_thread_tiling": CANDIDATES_04, "05_2d_thread_tiling": CANDI
 
 def registers(variant, config) -> int | None:
     try:
-        from helpers import resources
+        from helpers.measure import resources
         return resources.kernel_resources(variant, config).registers
     except Exception:  # the count is extra information; its absence must not stop the timing
         return None
@@ -89,7 +94,7 @@ def main(argv=None) -> int:
               "note": "cuBLAS is cupy.matmul with TF32 off, timed before and after the candidates; "
                       "pct_cublas is against the first. Each candidate passed the catalogue of odd "
                       "shapes on this GPU before it was timed.",
-              "kernels": {name: {"path": str(stages.variant(name).path.relative_to(stages.ROOT)),
+              "kernels": {name: {"path": str(stages.variant(name).path.relative_to(paths.ROOT)),
                                  "sha256": hashlib.sha256(stages.variant(name).path.read_bytes()).hexdigest()}
                           for name in args.stages},
               "cublas": {}, "rows": [], "best": {}}

@@ -55,7 +55,7 @@ cells = [
 ]
 ROOT = __import__("pathlib").Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from helpers import colab
+from helpers.course import colab
 cells[0] = colab.first_cell()
 nb = nbformat.v4.new_notebook()
 nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]

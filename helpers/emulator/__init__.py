@@ -26,7 +26,7 @@ them (runtime/include is where their headers go). Tested on x86-64
 Linux with g++; clang++ and other platforms take the same code path but are not tested here.
 """
 
-from .compiler import Program, build, find_compiler
-from .launcher import default_workers, launch, time_limit, trace
+from helpers.emulator.compiler import Program, build, find_compiler
+from helpers.emulator.launcher import default_workers, launch, time_limit, trace
 
 __all__ = ["Program", "build", "find_compiler", "launch", "trace", "default_workers", "time_limit"]

@@ -18,8 +18,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import CompilerNotFoundError, KernelCompileError, UnsupportedFeatureError
-from ..kernel_source import KernelSource, strip_comments
+from helpers.core.errors import CompilerNotFoundError, KernelCompileError, UnsupportedFeatureError
+from helpers.core.kernel_source import KernelSource, strip_comments
 
 RUNTIME_DIR = Path(__file__).parent / "runtime"
 SHADOW_OFFSET = "0x7fff8000"  # must match kShadowOffset in runtime.cpp

@@ -19,9 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import (BarrierError, KernelArgumentError, KernelCrashError, KernelRuntimeError,
-                      KernelTimeoutError, LaunchConfigError, OutOfBoundsError, UnsupportedFeatureError)
-from .compiler import EntryInfo, ParamInfo, Program
+from helpers.core.errors import BarrierError, KernelArgumentError, KernelCrashError, KernelRuntimeError, KernelTimeoutError, LaunchConfigError, OutOfBoundsError, UnsupportedFeatureError
+from helpers.emulator.compiler import EntryInfo, ParamInfo, Program
 
 DEFAULT_TIME_LIMIT_S = 30.0
 

@@ -26,8 +26,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from helpers import backend, gemm, memory, trace  # noqa: E402
-from helpers.kernels import load_kernel  # noqa: E402
+from helpers.run import backend
+from helpers.run import gemm
+from helpers.measure import memory
+from helpers.measure import trace  # noqa: E402
+from helpers.run.kernel_loader import load_kernel  # noqa: E402
 
 backend.use("cpu")
 

@@ -9,9 +9,13 @@ from pathlib import Path
 
 import cupy as cp
 
-from helpers import backend, bench, gemm, stages, verify
-from helpers.kernels import load_kernel
-from helpers.stages import ceil_div
+from helpers.run import backend
+from helpers.measure import bench
+from helpers.run import gemm
+from helpers.core import stages
+from helpers.measure import verify
+from helpers.run.kernel_loader import load_kernel
+from helpers.core.configs import ceil_div
 
 backend.use("gpu")
 HERE = Path(__file__).resolve().parent

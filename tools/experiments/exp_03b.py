@@ -7,7 +7,7 @@ from pathlib import Path
 
 import cupy as cp
 
-from helpers import bench
+from helpers.measure import bench
 
 HERE = Path(__file__).resolve().parent
 S, T = 4096, 32
@@ -28,7 +28,8 @@ for k, (f, block) in runs.items():
 for _ in range(3):
     for k, (f, block) in runs.items():
         rows[k].append(round(bench.time_call(lambda: f(g2, block, ARGS), 10, 50).tflops(S, S, S), 3))
-from helpers import backend, stages  # noqa: E402
+from helpers.run import backend
+from helpers.core import stages  # noqa: E402
 backend.use("gpu")
 v = stages.variant("03_smem_tiling")
 rows["course kernel (bench.time_variant)"] = [round(bench.time_variant(v, S, S, S, v.config(tile=T))[0].tflops(S, S, S), 3)

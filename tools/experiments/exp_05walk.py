@@ -7,7 +7,8 @@ from pathlib import Path
 
 import cupy as cp
 
-from helpers import bench, stages
+from helpers.measure import bench
+from helpers.core import stages
 
 HERE = Path(__file__).resolve().parent
 S = 4096

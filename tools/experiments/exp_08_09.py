@@ -27,7 +27,8 @@ from pathlib import Path
 
 import cupy as cp
 
-from helpers import backend, bench
+from helpers.run import backend
+from helpers.measure import bench
 
 backend.use("gpu")
 ROOT = Path(__file__).resolve().parents[2]

@@ -22,8 +22,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 
-from helpers import bench, resources, stages, verify  # noqa: E402
-from helpers.stages import TensorCoreConfig as T, WarpTileConfig as W  # noqa: E402
+from helpers.measure import bench
+from helpers.measure import resources
+from helpers.core import stages
+from helpers.measure import verify  # noqa: E402
+from helpers.core.configs import TensorCoreConfig as T, WarpTileConfig as W  # noqa: E402
 
 CANDIDATES = [("10_tensor_cores", c) for c in (
     T(128, 128, 32, 64, 64, 3, 1), T(128, 128, 32, 64, 64, 3, 0), T(128, 128, 32, 64, 64, 3, 2),

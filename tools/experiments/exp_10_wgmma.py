@@ -24,7 +24,9 @@ import numpy as np  # noqa: E402
 from cupy_backends.cuda.api import driver  # noqa: E402
 from cupy_backends.cuda.libs import nvrtc  # noqa: E402
 
-from helpers import bench, resources  # noqa: E402
+from helpers.run import toolchain
+from helpers.measure import bench
+from helpers.measure import resources  # noqa: E402
 
 # Textual variants of kernels/10_wgmma.cu, each one idea (empty: the file as it is).
 COPIES_AFTER_MMA = [("""    start_tile(t + STAGES - 2);         // into the stage of tile t-2
@@ -55,7 +57,7 @@ def compile_kernel(expr: str, path: Path = ROOT / "kernels" / "10_wgmma.cu", edi
     prog = nvrtc.createProgram(src, path.name, [], [])
     nvrtc.addNameExpression(prog, expr)
     opts = ["--std=c++17", "-lineinfo", "-arch=sm_90a", f"--include-path={ROOT / 'kernels'}",
-            *resources.cuda_include_options()]
+            *toolchain.cuda_include_options()]
     try:
         nvrtc.compileProgram(prog, opts)
     except nvrtc.NVRTCError:

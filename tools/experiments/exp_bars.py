@@ -13,7 +13,10 @@ from pathlib import Path
 
 import cupy as cp
 
-from helpers import backend, bench, stages, verify
+from helpers.run import backend
+from helpers.measure import bench
+from helpers.core import stages
+from helpers.measure import verify
 
 backend.use("gpu")
 HERE = Path(__file__).resolve().parent

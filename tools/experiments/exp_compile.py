@@ -8,7 +8,9 @@ from pathlib import Path
 
 import cupy as cp
 
-from helpers import backend, bench, stages
+from helpers.run import backend
+from helpers.measure import bench
+from helpers.core import stages
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from exp_bars import A, B, C, REF, S, nvcc_module  # noqa: E402  (shares operands and the nvcc build)

@@ -15,8 +15,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import cupy as cp  # noqa: E402
 
-from helpers import backend, bench, gemm, stages  # noqa: E402
-from helpers.stages import TensorCoreConfig as T, WgmmaConfig as W  # noqa: E402
+from helpers.run import backend
+from helpers.measure import bench
+from helpers.run import gemm
+from helpers.core import stages  # noqa: E402
+from helpers.core.configs import TensorCoreConfig as T, WgmmaConfig as W  # noqa: E402
 
 N = 4096
 

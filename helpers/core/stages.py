@@ -1,0 +1,190 @@
+"""The stage registry: the only list of the course's stages and their kernels.
+
+Every stage has one two-digit id shared by its notebook, its kernel files and its figures.
+A stage's kernels are Variants; each variant has a frozen configuration type that checks its
+tile constraints (raising ValueError that names the broken rule) before anything compiles,
+and computes the launch geometry. Tests, the ladder, the sliders and the README iterate this.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+
+from helpers.core.configs import KernelConfig
+from helpers.core.configs import AsyncCopyConfig, CoalescedConfig, DoubleBufferConfig, NaiveConfig, PaddedTile2DConfig, TensorCoreConfig, ThreadTile1DConfig, ThreadTile2DConfig, TileConfig, VectorizedConfig, WarpTileConfig, WgmmaConfig
+from helpers.core.paths import KERNELS, NOTEBOOKS
+
+
+# ---- stages and their kernels --------------------------------------------------------------
+@dataclass(frozen=True)
+class Variant:
+    """One kernel of a stage: kernels/<name>.cu, its __global__ function and configuration."""
+    name: str
+    kernel: str
+    summary: str
+    config_type: type
+    default: KernelConfig
+    alternatives: tuple[KernelConfig, ...] = ()  # other valid configurations the tests also verify
+    precision: str = "fp32"  # "tf32": tensor cores, compared with cuBLAS in TF32 and verified to TF32's accuracy
+    # The GPUs it compiles for: None (every GPU), "sm_80" (compute capability 8.0 and later) or
+    # "sm_90a" (9.0 only: instructions of that architecture alone). The emulator runs them all.
+    gpu_arch: str | None = None
+
+    def unsupported_on(self, compute_capability: str) -> str | None:
+        """Why this kernel cannot run on a GPU of that compute capability ("8.6"), or None."""
+        if self.gpu_arch is None:
+            return None
+        need = self.gpu_arch.removeprefix("sm_")
+        here = compute_capability.replace(".", "")
+        exact = need.endswith("a")
+        if (here == need.rstrip("a")) if exact else int(here) >= int(need):
+            return None
+        cc = int(need.rstrip("a"))
+        wants = f"an sm_{need} GPU (compute capability {cc // 10}.{cc % 10}{' exactly' if exact else ' or later'})"
+        return (f"{self.name} needs {wants}; this GPU is sm_{here}. It runs on the CPU emulator "
+                f"(TBT_BACKEND=cpu), and its committed GPU results are in results/.")
+
+    @property
+    def stage_id(self) -> str:
+        return self.name[:2]
+
+    @property
+    def path(self) -> Path:
+        return KERNELS / f"{self.name}.cu"
+
+    def config(self, **changes) -> KernelConfig:
+        return dataclasses.replace(self.default, **changes) if changes else self.default
+
+    def name_expression(self, config: KernelConfig | None = None) -> str:
+        args = (config or self.default).template_args()
+        return f"{self.kernel}<{', '.join(map(str, args))}>" if args else self.kernel
+
+
+@dataclass(frozen=True)
+class Stage:
+    id: str
+    slug: str
+    title: str
+    technique: str
+    variants: tuple[Variant, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return f"{self.id}_{self.slug}"
+
+    @property
+    def notebook(self) -> Path:
+        return NOTEBOOKS / f"{self.name}.ipynb"
+
+    @property
+    def built(self) -> bool:
+        """Whether the stage's notebook exists yet (the course is built stage by stage)."""
+        return self.notebook.exists()
+
+
+STAGES: tuple[Stage, ...] = (
+    Stage("00", "setup", "Setup", "Backends, the device card, how the course works"),
+    Stage("01", "cpu_loop_blocking", "CPU loop blocking", "Loop order, register and cache blocking on the CPU"),
+    Stage("02", "naive", "Naive kernels and coalescing", "One thread per element; coalesced global access", (
+        Variant("02_naive", "sgemm_naive", "one thread per element, threadIdx.x along rows (uncoalesced)",
+                NaiveConfig, NaiveConfig(), (NaiveConfig(32, 8), NaiveConfig(7, 5), NaiveConfig(1, 64))),
+        Variant("02_naive_coalesced", "sgemm_naive_coalesced",
+                "one thread per element, threadIdx.x along columns (coalesced)", CoalescedConfig,
+                CoalescedConfig(), (CoalescedConfig(32, 8), CoalescedConfig(7, 5), CoalescedConfig(1, 64))),
+    )),
+    Stage("03", "smem_tiling", "Shared-memory tiling", "Tiles of A and B staged in shared memory", (
+        Variant("03_smem_tiling", "sgemm_smem_tiling", "TILE x TILE tiles of A and B in shared memory",
+                TileConfig, TileConfig(), (TileConfig(8), TileConfig(16), TileConfig(5))),
+    )),
+    Stage("04", "1d_thread_tiling", "1D thread tiling", "Each thread computes a column of TM results", (
+        Variant("04_1d_thread_tiling", "sgemm_1d_thread_tiling",
+                "BM x BN block tile, BK-deep shared tiles, TM results per thread down a column",
+                ThreadTile1DConfig, ThreadTile1DConfig(),
+                (ThreadTile1DConfig(64, 64, 8, 8), ThreadTile1DConfig(16, 16, 4, 4),
+                 ThreadTile1DConfig(12, 12, 4, 3), ThreadTile1DConfig(64, 64, 16, 4))),
+    )),
+    Stage("05", "2d_thread_tiling", "2D thread tiling", "Each thread computes a TM x TN tile", (
+        Variant("05_2d_thread_tiling", "sgemm_2d_thread_tiling",
+                "BM x BN block tile, BK-deep shared tiles, a TM x TN tile of results per thread",
+                ThreadTile2DConfig, ThreadTile2DConfig(),
+                (ThreadTile2DConfig(128, 128, 8, 8, 8), ThreadTile2DConfig(16, 16, 4, 2, 2),
+                 ThreadTile2DConfig(12, 12, 4, 3, 3), ThreadTile2DConfig(64, 32, 8, 8, 4))),
+    )),
+    Stage("06", "bank_conflicts", "Bank conflicts", "Measuring and removing shared-memory bank conflicts", (
+        Variant("06_padded", "sgemm_padded", "05 with PAD unused floats after each row of As",
+                PaddedTile2DConfig, PaddedTile2DConfig(),
+                (PaddedTile2DConfig(128, 128, 8, 8, 8), PaddedTile2DConfig(128, 128, 16, 16, 4),
+                 PaddedTile2DConfig(128, 128, 8, 8, 8, 4), PaddedTile2DConfig(12, 12, 4, 3, 3, 1))),
+        Variant("06_transposed_a", "sgemm_transposed_a", "05 with A's tile stored transposed in shared memory",
+                ThreadTile2DConfig, ThreadTile2DConfig(128, 128, 16, 8, 8),
+                (ThreadTile2DConfig(128, 128, 8, 8, 8), ThreadTile2DConfig(128, 128, 16, 16, 4),
+                 ThreadTile2DConfig(12, 12, 4, 3, 3))),
+        Variant("06_swizzled", "sgemm_swizzled", "05 with an XOR swizzle of As's columns",
+                ThreadTile2DConfig, ThreadTile2DConfig(128, 128, 16, 8, 8),
+                (ThreadTile2DConfig(128, 128, 8, 8, 8), ThreadTile2DConfig(128, 128, 16, 16, 4),
+                 ThreadTile2DConfig(12, 12, 4, 3, 3))),
+    )),
+    Stage("07", "vectorized_access", "Vectorized access", "float4 loads and stores", (
+        Variant("07_vectorized", "sgemm_vectorized",
+                "16-byte global and shared accesses, A transposed, thread tiles in runs of 4",
+                VectorizedConfig, VectorizedConfig(),
+                (VectorizedConfig(128, 128, 16, 8, 8), VectorizedConfig(32, 32, 8, 4, 4),
+                 VectorizedConfig(64, 128, 16, 8, 4))),
+    )),
+    Stage("08", "warp_tiling", "Warp tiling", "A warp tile between the block and the thread tile", (
+        Variant("08_warp_tiling", "sgemm_warp_tiling", "07 with each warp owning a WM x WN tile of the block's",
+                WarpTileConfig, WarpTileConfig(),
+                (WarpTileConfig(128, 128, 8, 32, 64, 8, 8), WarpTileConfig(128, 128, 8, 64, 32, 8, 8),
+                 WarpTileConfig(32, 64, 8, 32, 64, 8, 8))),
+    )),
+    Stage("09", "double_buffering", "Double buffering", "Prefetching the next tile; cp.async pipelines", (
+        Variant("09_double_buffering", "sgemm_double_buffering",
+                "08 with the next tiles loaded into registers during the math, two shared buffers",
+                DoubleBufferConfig, DoubleBufferConfig(),
+                (DoubleBufferConfig(128, 256, 8, 64, 64, 8, 16, MIN_BLOCKS=1),
+                 DoubleBufferConfig(32, 64, 8, 32, 64, 8, 8, MIN_BLOCKS=1))),
+        Variant("09_async_copy", "sgemm_async_copy",
+                "09_double_buffering with STAGES buffers filled by asynchronous copies (sm_80+)",
+                AsyncCopyConfig, AsyncCopyConfig(),
+                (AsyncCopyConfig(128, 128, 8, 32, 64, 8, 8, STAGES=3, MIN_BLOCKS=2),
+                 AsyncCopyConfig(128, 128, 8, 32, 64, 8, 8, STAGES=4, MIN_BLOCKS=2),
+                 AsyncCopyConfig(32, 64, 8, 32, 64, 8, 8, STAGES=2, MIN_BLOCKS=1))),
+    )),
+    Stage("10", "tensor_cores", "Tensor cores (TF32)", "wmma fragments on the tensor cores", (
+        Variant("10_tensor_cores", "sgemm_tensor_cores",
+                "09_async_copy with each warp's tile as 16 x 16 wmma fragments, TF32 multiply-adds on tensor cores",
+                TensorCoreConfig, TensorCoreConfig(),
+                (TensorCoreConfig(ROUND=0), TensorCoreConfig(ROUND=2), TensorCoreConfig(64, 64, 16, 32, 32, 2),
+                 TensorCoreConfig(32, 32, 16, 16, 16, 2), TensorCoreConfig(128, 256, 32, 64, 64, 3)),
+                precision="tf32", gpu_arch="sm_80"),
+        Variant("10_wgmma", "sgemm_wgmma",
+                "10_tensor_cores on Hopper's asynchronous warpgroup MMA: 64 x BM x 8 products per warpgroup, "
+                "A's tile read by the tensor cores straight from shared memory (sm_90a)",
+                WgmmaConfig, WgmmaConfig(),
+                (WgmmaConfig(ROUND=1), WgmmaConfig(128, 128, 4), WgmmaConfig(64, 64, 3), WgmmaConfig(256, 128, 3)),
+                precision="tf32", gpu_arch="sm_90a"),
+    )),
+    Stage("11", "autotuning", "Autotuning and the final ladder", "Searching tile sizes; every stage compared"),
+)
+
+
+def stage(stage_id: str) -> Stage:
+    for s in STAGES:
+        if s.id == stage_id:
+            return s
+    raise KeyError(f"no stage {stage_id!r}; stages are {', '.join(s.id for s in STAGES)}")
+
+
+def variants() -> tuple[Variant, ...]:
+    return tuple(v for s in STAGES for v in s.variants)
+
+
+@functools.lru_cache(maxsize=None)
+def variant(name: str) -> Variant:
+    for v in variants():
+        if v.name == name:
+            return v
+    raise KeyError(f"no kernel variant {name!r}; registered: {', '.join(v.name for v in variants())}")

@@ -1,0 +1,2 @@
+"""The course around the kernels: exercises (checkers and solutions, per stage), stage 01's CPU
+world, the teacher kit, notebook tools and Colab. Imports every layer below."""

@@ -1,0 +1,213 @@
+"""Checking the emulator's memory figures against Nsight Compute's hardware counters.
+
+The same launches (every registered kernel, default and alternative configurations, at a small
+size) are profiled on a GPU with `ncu` and traced here in full (every block) by the emulator.
+Per launch we compare: shared-memory load and store instructions (requests), their wavefronts
+and bank conflicts, and global load and store requests and sectors. Where the GPU compiler
+merged several scalar accesses of the source into one wide instruction (LDS.64/LDS.128 in the
+SASS), request counts differ by design; the comparison says so and points at the SASS.
+
+    on a GPU:  tools/ncu_run.sh OUT [VARIANT ...]   (ncu CSV and the SASS of every kernel, or of those named)
+    anywhere:  python -m helpers ncu compare OUT > OUT/comparison.json   (OUT/sass.txt or sass.txt.gz)
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import sys
+from dataclasses import dataclass
+
+import numpy as np
+
+from helpers.core import configs
+from helpers.measure import memory
+from helpers.core import stages
+from helpers.measure import trace
+from helpers.measure import verify
+from helpers.core.stages import Variant
+from helpers.core.paths import RESULTS_DIR
+from helpers.run import backend
+from helpers.run import gemm
+from helpers.core.kernel_source import KernelSource
+
+SIZE = 64  # small enough to trace every block on the CPU, large enough to fill several blocks
+
+METRICS = {
+    "shared load requests": "smsp__sass_inst_executed_op_shared_ld.sum",
+    "shared store requests": "smsp__sass_inst_executed_op_shared_st.sum",
+    "shared load wavefronts": "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+    "shared store wavefronts": "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+    "shared load bank conflicts": "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+    "shared store bank conflicts": "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+    "global load requests": "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+    "global load sectors": "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+    "global store requests": "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+    "global store sectors": "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+}
+
+
+@dataclass(frozen=True)
+class Case:
+    variant: Variant
+    config: configs.KernelConfig
+
+    @property
+    def label(self) -> str:
+        return f"{self.variant.name} ({self.config.label()})"
+
+
+def cases(only: tuple[str, ...] = ()) -> list[Case]:
+    """Every registered kernel (or those named in `only`), with its default and alternative
+    configurations."""
+    return [Case(v, c) for v in stages.variants() if not only or v.name in only for c in (v.default, *v.alternatives)]
+
+
+def launch_all(only: tuple[str, ...] = ()) -> None:
+    """On a GPU: one launch of every case (or of the variants named), in order (ncu profiles each)."""
+    backend.use("gpu")
+    rng = np.random.default_rng(0)
+    s = verify.Shape("ncu", SIZE, SIZE, SIZE)
+    A, B, C = verify.random_operands(s, rng)
+    for case in cases(only):
+        out = gemm.run(case.variant, A, B, C, s.alpha, s.beta, case.config)
+        ref, tol = verify.reference(A, B, C, s.alpha, s.beta, case.variant.precision)
+        assert verify.compare(out, C, ref, tol, s).ok, case.label
+        print(f"launched {case.label}", file=sys.stderr)
+
+
+def emulator_counts(case: Case) -> dict[str, float]:
+    """The same quantities from a full trace of the launch on the emulator."""
+    g = case.config.grid(SIZE, SIZE)
+    t = trace.capture_variant(case.variant, case.config, SIZE, SIZE, SIZE, blocks=range(g[0] * g[1] * g[2]))
+    if t.dropped:
+        raise RuntimeError(f"{case.label}: the trace overflowed; use a smaller SIZE")
+    counts = {k: 0.0 for k in METRICS}
+    for q in memory.requests(t):
+        kind = "load" if q.op == "load" else "store"
+        if q.space == "global":
+            counts[f"global {kind} requests"] += 1
+            counts[f"global {kind} sectors"] += memory.sectors(q)[0]
+        else:
+            b = memory.banks(q)
+            counts[f"shared {kind} requests"] += 1
+            counts[f"shared {kind} wavefronts"] += b.wavefronts
+            counts[f"shared {kind} bank conflicts"] += b.excess
+    return counts
+
+
+def read_ncu_csv(text: str) -> list[dict[str, float]]:
+    """ncu --csv output (one row per kernel and metric) -> one dict per profiled launch, in order."""
+    start = text.find('"ID"')
+    rows = list(csv.DictReader(io.StringIO(text[start:])))
+    launches: dict[int, dict] = {}
+    for r in rows:
+        entry = launches.setdefault(int(r["ID"]), {"kernel": r["Kernel Name"]})
+        for label, metric in METRICS.items():
+            if r["Metric Name"] == metric:
+                entry[label] = float(r["Metric Value"].replace(",", ""))
+    return [launches[i] for i in sorted(launches)]
+
+
+def wide_shared_loads(sass: str, kernel: str) -> list[str]:
+    """The wide shared-memory instructions in the SASS of one kernel (LDS.64, LDS.128, STS.128...)."""
+    m = re.search(r"(\w+)\s*(?:<([^>]*)>)?\s*\(", kernel)  # "void sgemm<32>(int, ...)" -> sgemm, 32
+    name, args = m.group(1), m.group(2)
+    mangled_args = "".join(f"Li{a.strip()}E" for a in args.split(",")) if args else ""
+    out, inside = [], False
+    for line in sass.splitlines():
+        if "Function :" in line:  # mangled: _Z17sgemm_smem_tilingILi32EEv...
+            inside = f"{len(name)}{name}" in line and (not mangled_args or f"I{mangled_args}E" in line)
+        elif inside and re.search(r"\b(LDS|STS)\.(64|128)\b", line):
+            out.append(line.strip())
+    return out
+
+
+def profiled_cases(log: str) -> list[Case]:
+    """The cases of a run, in launch order, from the `launched ...` lines of its ncu.log."""
+    by_label = {c.label: c for c in cases()}
+    labels = [line.split("launched ", 1)[1].strip() for line in log.splitlines() if line.startswith("launched ")]
+    missing = [label for label in labels if label not in by_label]
+    if missing:
+        raise ValueError(f"the run profiled configurations no longer registered: {missing}")
+    return [by_label[label] for label in labels]
+
+
+def compare(ncu_csv: str, sass: str, log: str, tolerance: float = 0.05) -> dict:
+    """Side by side, per case and metric, with a verdict."""
+    launches = read_ncu_csv(ncu_csv)
+    all_cases = profiled_cases(log)
+    if len(launches) != len(all_cases):
+        raise ValueError(f"ncu profiled {len(launches)} launches, the log names {len(all_cases)}")
+    rows = []
+    for case, gpu in zip(all_cases, launches):
+        emu = emulator_counts(case)
+        wide = wide_shared_loads(sass, gpu["kernel"])
+        for label in METRICS:
+            g, e = gpu.get(label, float("nan")), emu[label]
+            close = abs(g - e) <= tolerance * max(abs(g), abs(e), 1.0)
+            verdict = "match" if close else ("compiler merged shared accesses (see SASS)" if wide and
+                                             label.startswith("shared") else "MISMATCH")
+            rows.append({"case": case.label, "kernel": gpu["kernel"], "metric": label, "gpu": g, "emulator": e,
+                         "verdict": verdict})
+    return {"size": SIZE, "cases": [c.label for c in all_cases], "rows": rows, "wide_shared_instructions": {
+        c.label: wide_shared_loads(sass, g["kernel"]) for c, g in zip(all_cases, launches)}}
+
+
+def disassemble(arch: str = "sm_90", only: tuple[str, ...] = ()) -> str:
+    """On a machine with nvcc: the SASS of every case's kernel instantiation (or the named
+    variants'), compiled as NVRTC compiles it for the course (the same ptxas back end; sm_90a for
+    a kernel that needs it), for the wide-instruction check."""
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    out = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for path in sorted({c.variant.path for c in cases(only)}):
+            exprs = sorted({c.variant.name_expression(c.config) for c in cases(only) if c.variant.path == path})
+            target = KernelSource.read(path).required_arch() or arch
+            unit = Path(tmp) / "unit.cu"
+            # host code that takes each kernel's address makes nvcc compile that instantiation
+            unit.write_text(f'#include "{path}"\nvoid* tbt_keep[] = {{'
+                            + ", ".join(f"(void*)&{e}" for e in exprs) + "};\n")
+            cubin = Path(tmp) / "unit.cubin"
+            subprocess.run(["nvcc", "-cubin", f"-arch={target}", "-O3", "-std=c++17", "-o", str(cubin), str(unit)],
+                           check=True)
+            out.append(subprocess.run(["cuobjdump", "-sass", str(cubin)], capture_output=True, text=True,
+                                      check=True).stdout)
+    return "\n".join(out)
+
+
+def committed(case_label: str) -> str:
+    """A committed GPU run's figures for one configuration beside the emulator's, and the wide
+    shared-memory instructions of its SASS: the table notebooks show."""
+    runs = sorted(RESULTS_DIR.glob("ncu_*/comparison.json"))
+    for run in reversed(runs):
+        data = json.loads(run.read_text())
+        rows = [r for r in data["rows"] if r["case"] == case_label]
+        if not rows:
+            continue
+        p = data.get("provenance", {})
+        lines = [f"{case_label} at {data['size']}^3, every block; Nsight Compute on {p.get('gpu', '?')} "
+                 f"({p.get('date', '?')[:10]}) beside the emulator's trace ({run.parent.name}):",
+                 f"  {'metric':<28} {'GPU':>10} {'emulator':>10}  verdict"]
+        lines += [f"  {r['metric']:<28} {r['gpu']:>10.0f} {r['emulator']:>10.0f}  {r['verdict']}" for r in rows]
+        wide = data["wide_shared_instructions"].get(case_label, [])
+        if wide:
+            lines.append("  wide shared-memory instructions in its SASS:")
+            lines += ["    " + " ".join(w.split(";")[0].split("*/", 1)[-1].split()) for w in wide]
+        return "\n".join(lines)
+    return f"No Nsight Compute run of {case_label} is committed yet (tools/ncu_run.sh on a GPU)."
+
+
+def read_sass(folder) -> str:
+    """A run's SASS: sass.txt, or sass.txt.gz (gzip keeps a whole run's disassembly small)."""
+    import gzip
+    from pathlib import Path
+    folder = Path(folder)
+    if (folder / "sass.txt").exists():
+        return (folder / "sass.txt").read_text()
+    return gzip.decompress((folder / "sass.txt.gz").read_bytes()).decode()

@@ -1,0 +1,141 @@
+"""Memory traces of the learner's own kernel, recorded by the CPU emulator.
+
+The emulator builds the kernel unoptimized with a call before every load and store (so every
+access the source writes is there, in source order), runs only a few
+sample blocks of the grid, and records, for each shared and global access of their threads in
+program order: thread, barrier epoch, warp-collective epoch, code address (-> source line),
+memory space, buffer, byte offset, width and kind (load, store, atomic). On a GPU machine the
+trace still comes from the emulator running on the CPU: the addresses are the kernel's own.
+
+    t = trace.capture_variant(stages.variant("03_smem_tiling"), M=128, N=128, K=128)
+    t.records            # NumPy structured array, one row per access (see FIELDS)
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from helpers import emulator
+from helpers.run import gemm
+from helpers.measure import verify
+from helpers.emulator.launcher import RawTrace
+from helpers.core.kernel_source import KernelSource
+from helpers.run.kernel_loader import launch_dims
+from helpers.core.configs import KernelConfig
+from helpers.core.stages import Variant
+
+SPACES = ("global", "shared", "dynamic shared")
+OPS = ("load", "store", "atomic")
+WARP = 32
+
+
+@dataclass
+class Trace:
+    """Every shared and global access of the sampled blocks of one launch."""
+    kernel: str
+    source: KernelSource
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    blocks: tuple[int, ...]                 # the sampled blocks (linear indices)
+    records: np.ndarray                     # fields below, in each thread's program order
+    buffers: dict[int, str]                 # buffer index -> the kernel parameter's name
+    itemsize: dict[int, int]                # buffer index -> bytes per element
+    shared_variables: list = field(default_factory=list)  # SharedVariable: name, offset, size, line
+    dropped: int = 0                        # accesses past the trace's capacity (not kept)
+
+    @property
+    def threads_per_block(self) -> int:
+        return self.block[0] * self.block[1] * self.block[2]
+
+    def line_text(self, line: int) -> str:
+        return self.source.line(line)
+
+    def of_space(self, space: str) -> np.ndarray:
+        return self.records[self.records["space"] == SPACES.index(space)]
+
+
+# Fields of Trace.records: those written by the runtime, plus warp, lane and source line.
+FIELDS = ("block", "thread", "warp", "lane", "epoch", "warp_epoch", "seq", "pc", "line", "space",
+          "buffer", "offset", "size", "op", "repeat")
+
+
+def sample_blocks(grid: tuple[int, int, int], count: int = 3) -> tuple[int, ...]:
+    """The first block, one from the middle and the last (an edge block where tiles are partial)."""
+    n = grid[0] * grid[1] * grid[2]
+    picks = [0, (grid[1] // 2) * grid[0] + grid[0] // 2, n - 1][:count]
+    return tuple(sorted({min(p, n - 1) for p in picks}))
+
+
+def _lines(program: emulator.Program, pcs: np.ndarray) -> dict[int, int]:
+    """Code address -> line of the kernel file, through addr2line's inline chains."""
+    unique = [int(p) for p in np.unique(pcs)]
+    if not unique:
+        return {}
+    out = subprocess.run(["addr2line", "-i", "-a", "-e", str(program.executable),
+                          *[hex(p - 1) for p in unique]], capture_output=True, text=True, check=True).stdout
+    lines: dict[int, int] = {}
+    current = None
+    for text in out.splitlines():
+        if text.startswith("0x"):
+            current = int(text, 16) + 1
+            lines.setdefault(current, 0)
+            continue
+        path, _, num = text.rpartition(":")
+        num = num.split(" ")[0]
+        if current is not None and lines[current] == 0 and path == str(program.source.path) and num.isdigit():
+            lines[current] = int(num)
+    return lines
+
+
+def _expand(raw: RawTrace, program: emulator.Program) -> np.ndarray:
+    r = raw.records
+    out = np.zeros(r.size, dtype=[("block", "<u4"), ("thread", "<u2"), ("warp", "<u2"), ("lane", "u1"),
+                                  ("epoch", "<u4"), ("warp_epoch", "<u4"), ("seq", "<u4"), ("pc", "<u8"),
+                                  ("line", "<i4"), ("space", "u1"), ("buffer", "i1"), ("offset", "<i8"),
+                                  ("size", "u1"), ("op", "u1"), ("repeat", "u1")])
+    for name in ("block", "thread", "epoch", "warp_epoch", "seq", "pc", "space", "buffer", "offset", "size", "op",
+                 "repeat"):
+        out[name] = r[name]
+    out["warp"] = r["thread"] // WARP
+    out["lane"] = r["thread"] % WARP
+    lines = _lines(program, r["pc"])
+    out["line"] = [lines.get(int(p), 0) for p in r["pc"]]
+    return out
+
+
+def capture(path, name_expression: str, grid, block, args, blocks=None, shared_mem: int = 0,
+            capacity: int = 4_000_000) -> Trace:
+    """Traces `blocks` (default: sample_blocks) of a launch of `name_expression` from `path`.
+    `args` as for a launch on the CPU backend; the arrays are not modified."""
+    source = KernelSource.read(path)
+    source.require_kernel(name_expression)
+    grid, block = launch_dims(grid, "grid"), launch_dims(block, "block")
+    program = emulator.build(source, (name_expression,), checks="trace")
+    blocks = tuple(sample_blocks(grid) if blocks is None else blocks)
+    raw = emulator.trace(program, name_expression, grid, block, args, blocks, shared_mem, capacity)
+    names = source.parameter_names(name_expression)
+    entry = program.entries[name_expression]
+    buffers, itemsize = {}, {}
+    for i, b in enumerate(raw.param_buffer):
+        if b is not None and b not in buffers:
+            buffers[b] = names[i] if i < len(names) else f"argument {i}"
+            itemsize[b] = entry.params[i].pointee_size or args[i].itemsize
+    return Trace(name_expression, source, grid, block, blocks, _expand(raw, program), buffers, itemsize,
+                 raw.shared, raw.dropped)
+
+
+def capture_variant(variant: Variant, config: KernelConfig | None = None, M: int = 128, N: int = 128,
+                    K: int = 128, blocks=None) -> Trace:
+    """Traces a registered kernel on fresh random data of shape M x N x K."""
+    config = config or variant.default
+    config.check_shape(M, N, K)
+    s = verify.Shape("trace", M, N, K)
+    A, B, C = verify.random_operands(s, np.random.default_rng())
+    grid = config.grid(M, N)
+    return capture(variant.path, variant.name_expression(config), grid, config.block(),
+                   gemm.launch_args(M, N, K, s.alpha, A, B, s.beta, C), blocks, config.shared_bytes())
+
+

@@ -1,0 +1,179 @@
+"""Verification that cannot be fooled: float64 references on fresh random data.
+
+- A and B are drawn fresh for every check, uniform in [-1, 1): never zeros, never reused.
+- With beta != 0, C starts random too, so an element the kernel never wrote keeps a value
+  that does not match; with beta == 0, C starts filled with POISON, a huge finite value
+  (finite so that a kernel computing beta * C still gets 0 * POISON = 0 where it writes).
+- An element passes when |C - ref| <= tol, tol = 8 sqrt(K) u (|alpha| |A| |B| + |beta| |C0|)
+  elementwise, with u the unit roundoff (2^-24 for FP32): rounding grows like sqrt(K) on random
+  data, while one missing or doubled product is far larger. NaN never passes.
+- TF32 (tensor cores) keeps 10 mantissa bits of each input, so each product a_ik b_kj is off by
+  up to 2^-10 of itself (inputs truncated; half that rounded), independently from product to
+  product on random data: those errors add like the products' root sum of squares, and the
+  tolerance adds 8 * 2^-10 * |alpha| sqrt(sum_k (a_ik b_kj)^2) to the FP32 one. (The FP32 form
+  with u = 2^-10 would be far looser than one missing product.)
+- Failures report the worst elements, and how many kept the poison (never written).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from helpers.run import backend
+from helpers.run import gemm
+from helpers.core.errors import VerificationError
+from helpers.core.configs import KernelConfig
+from helpers.core.stages import Variant
+
+FP32_UNIT_ROUNDOFF = 2.0**-24
+# TF32 keeps 10 of FP32's 23 mantissa bits: an input is off by up to 2^-11 rounded, 2^-10 truncated.
+TF32_INPUT_ERROR = 2.0**-10
+POISON = np.float32(-3.0e38)
+SAFETY = 8.0
+
+
+@dataclass(frozen=True)
+class Shape:
+    name: str
+    M: int
+    N: int
+    K: int
+    alpha: float = 1.25
+    beta: float = -0.75
+
+    @property
+    def dims(self) -> str:
+        return f"{self.M}x{self.N}x{self.K}"
+
+
+# Odd sizes on purpose: none of 257, 193, 139, ... is a multiple of any tile size.
+CATALOGUE: tuple[Shape, ...] = (
+    Shape("1x1x1", 1, 1, 1),
+    Shape("primes", 31, 37, 41),
+    Shape("single row", 1, 97, 63),
+    Shape("single column", 97, 1, 63),
+    Shape("tall", 517, 9, 35),
+    Shape("wide", 9, 517, 35),
+    Shape("long K", 13, 11, 1031),
+    Shape("beta = 0 (poisoned C)", 65, 67, 69, alpha=1.0, beta=0.0),
+    Shape("non-multiples of every tile", 257, 193, 139),
+    Shape("large", 512, 512, 512, alpha=0.5, beta=2.0),
+)
+
+
+def shape(name: str) -> Shape:
+    for s in CATALOGUE:
+        if s.name == name:
+            return s
+    raise KeyError(f"no shape {name!r} in the catalogue: {', '.join(s.name for s in CATALOGUE)}")
+
+
+def random_operands(s: Shape, rng: np.random.Generator):
+    A = rng.uniform(-1, 1, (s.M, s.K)).astype(np.float32)
+    B = rng.uniform(-1, 1, (s.K, s.N)).astype(np.float32)
+    C0 = (rng.uniform(-1, 1, (s.M, s.N)).astype(np.float32) if s.beta != 0
+          else np.full((s.M, s.N), POISON, np.float32))
+    return A, B, C0
+
+
+def reference(A, B, C0, alpha, beta, precision: str = "fp32"):
+    """alpha A B + beta C0 in float64, and the elementwise tolerance for a result computed in
+    `precision` ("fp32", or "tf32" for tensor-core inputs) and stored in float32."""
+    A64, B64, C64 = (x.astype(np.float64) for x in (A, B, C0))
+    ref = alpha * (A64 @ B64) + (beta * C64 if beta != 0 else 0.0)
+    magnitude = abs(alpha) * (np.abs(A64) @ np.abs(B64)) + (abs(beta) * np.abs(C64) if beta != 0 else 0.0)
+    tol = SAFETY * np.sqrt(A.shape[1]) * FP32_UNIT_ROUNDOFF * magnitude + np.finfo(np.float32).tiny
+    if precision == "tf32":
+        tol += SAFETY * TF32_INPUT_ERROR * abs(alpha) * np.sqrt(np.square(A64) @ np.square(B64))
+    elif precision != "fp32":
+        raise ValueError(f"precision is 'fp32' or 'tf32', not {precision!r}")
+    return ref, tol
+
+
+@dataclass
+class Check:
+    """The verdict on one shape, with the evidence."""
+    shape: Shape
+    ok: bool
+    max_error: float
+    worst_ratio: float                   # max |C - ref| / tol; <= 1 passes
+    wrong: int
+    nan: int
+    unwritten: int
+    worst: list[tuple[int, int, float, float, float]] = field(default_factory=list)  # i, j, got, want, tol
+
+    @property
+    def verdict(self) -> str:
+        return f"{'PASS' if self.ok else 'FAIL'}  {self.shape.dims:>13}  {self.shape.name}"
+
+    def details(self) -> str:
+        if self.ok:
+            return f"{self.verdict}  (max error {self.max_error:.2e}, {self.worst_ratio:.2f} of tolerance)"
+        size = self.shape.M * self.shape.N
+        lines = [f"{self.verdict}  {self.wrong} of {size} elements wrong"
+                 + (f", {self.nan} NaN" if self.nan else "")
+                 + (f", {self.unwritten} never written (still hold the initial C)" if self.unwritten else "")]
+        for i, j, got, want, tol in self.worst:
+            lines.append(f"      C[{i}, {j}] = {got:.6g}, expected {want:.6g} (tolerance {tol:.1e})")
+        return "\n".join(lines)
+
+
+def compare(C, C0, ref, tol, s: Shape, worst: int = 5) -> Check:
+    C64 = C.astype(np.float64)
+    err = np.abs(C64 - ref)
+    bad = ~(err <= tol)  # NaN compares false, so it is bad
+    ratio = np.where(np.isnan(err), np.inf, err / tol)
+    unwritten = int(np.sum(bad & (C == C0)))
+    order = np.argsort(ratio, axis=None)[::-1][:worst] if bad.any() else []
+    rows = [(int(i), int(j), float(C[i, j]), float(ref[i, j]), float(tol[i, j]))
+            for i, j in (np.unravel_index(k, C.shape) for k in order)]
+    finite = err[np.isfinite(err)]
+    return Check(s, not bad.any(), float(finite.max()) if finite.size else float("inf"),
+                 float(ratio.max()), int(bad.sum()), int(np.isnan(C).sum()), unwritten, rows)
+
+
+def check(variant: Variant, s: Shape, config: KernelConfig | None = None,
+          rng: np.random.Generator | None = None) -> Check:
+    """Runs the kernel once on fresh random data of shape `s` and compares with float64."""
+    rng = rng or np.random.default_rng()
+    A, B, C0 = random_operands(s, rng)
+    C = gemm.run(variant, A, B, C0, s.alpha, s.beta, config)
+    ref, tol = reference(A, B, C0, s.alpha, s.beta, variant.precision)
+    return compare(C, C0, ref, tol, s)
+
+
+@dataclass
+class Report:
+    """Checks of one kernel configuration over a set of shapes."""
+    title: str
+    checks: list[Check]
+    backend: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return all(c.ok for c in self.checks)
+
+    def verdicts(self) -> str:
+        """Only what is the same on every backend and run: for nbval's output checks."""
+        head = f"{self.title}: {'all' if self.ok else 'NOT all'} {len(self.checks)} shapes correct"
+        return "\n".join([head] + [f"  {c.verdict}" for c in self.checks])
+
+    def __str__(self) -> str:
+        head = self.verdicts().splitlines()[0] + (f" (backend: {self.backend})" if self.backend else "")
+        return "\n".join([head] + [f"  {c.details()}" for c in self.checks])
+
+    def raise_if_failed(self) -> "Report":
+        if not self.ok:
+            raise VerificationError(str(self))
+        return self
+
+
+def check_catalogue(variant: Variant, config: KernelConfig | None = None,
+                    shapes: tuple[Shape, ...] = CATALOGUE, seed: int | None = None) -> Report:
+    """Every shape of the catalogue, fresh random data each (seed only to replay a failure)."""
+    config = config or variant.default
+    rng = np.random.default_rng(seed)
+    title = f"{variant.name} ({config.label()})"
+    return Report(title, [check(variant, s, config, rng) for s in shapes], backend.name())

@@ -1,0 +1,193 @@
+"""The GPU backend: NVRTC compiles the kernel files through CuPy, arrays are CuPy arrays."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import tempfile
+from pathlib import Path
+
+import cupy as cp
+import numpy as np
+
+from helpers.core.device import DeviceInfo, fp32_lanes_per_sm
+from helpers.core.errors import KernelArgumentError, KernelCompileError, KernelCrashError, LaunchConfigError
+from helpers.core.kernel_source import KernelSource
+from helpers.run.toolchain import NVRTC_OPTIONS, cuda_include_options
+
+NAME = "gpu"
+xp = cp
+
+# cudaDeviceAttr values (stable across CUDA versions)
+_ATTR = {"clock_khz": 13, "sm_count": 16, "mem_clock_khz": 36, "bus_bits": 37, "l2_bytes": 38,
+         "major": 75, "minor": 76, "smem_per_sm": 81, "regs_per_sm": 82, "smem_optin": 97}
+
+
+def _attr(name: str, device: int = 0) -> int:
+    return cp.cuda.runtime.deviceGetAttribute(_ATTR[name], device)
+
+
+def _version(v: int) -> str:
+    return f"{v // 1000}.{v % 1000 // 10}"
+
+
+def device_info() -> DeviceInfo:
+    props = cp.cuda.runtime.getDeviceProperties(0)
+    major, minor = _attr("major"), _attr("minor")
+    return DeviceInfo(
+        backend=NAME,
+        name=props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"]),
+        compute_capability=f"{major}.{minor}",
+        sm_count=_attr("sm_count"),
+        clock_ghz=_attr("clock_khz") / 1e6,
+        fp32_lanes_per_sm=fp32_lanes_per_sm(major, minor),
+        memory_bandwidth_tbs=2 * _attr("mem_clock_khz") * 1e3 * _attr("bus_bits") / 8 / 1e12,
+        memory_gib=props["totalGlobalMem"] / 2**30,
+        l2_mib=_attr("l2_bytes") / 2**20,
+        shared_per_block_kib=_attr("smem_optin") / 1024,
+        shared_per_sm_kib=_attr("smem_per_sm") / 1024,
+        registers_per_sm=_attr("regs_per_sm"),
+        driver=_version(cp.cuda.runtime.driverGetVersion()),
+        runtime=_version(cp.cuda.runtime.runtimeGetVersion()),
+        cupy=cp.__version__,
+    )
+
+
+def banner() -> str:
+    d = device_info()
+    return (f"Backend: GPU, {d.name} (sm_{d.compute_capability.replace('.', '')}, {d.sm_count} SMs), "
+            f"CUDA driver {d.driver}, CuPy {d.cupy}; kernels from kernels/*.cu compiled by NVRTC.")
+
+
+_NVRTC_LOCATION = re.compile(r"(?m)^\S*?\.cu\((\d+)\)")
+
+
+def _options(source: KernelSource) -> tuple[str, ...]:
+    return (*NVRTC_OPTIONS, *(f"--include-path={d}" for d in source.include_dirs), *cuda_include_options())
+
+
+def _compile_error(source: KernelSource, log: str) -> KernelCompileError:
+    log = _NVRTC_LOCATION.sub(lambda m: f"{source.display_path}:{m.group(1)}", log)
+    return KernelCompileError(f"{source.display_path} did not compile with NVRTC:\n{log}")
+
+
+def compile(source: KernelSource, name_expressions: tuple[str, ...]):
+    arch = source.required_arch()
+    if arch is not None:
+        return _compile_for(arch, source, name_expressions)
+    code = source.text
+    headers = source.local_headers()
+    if headers:  # CuPy's compile cache keys on the code: make an edited header a new key
+        digest = hashlib.sha256("\0".join(headers.values()).encode()).hexdigest()
+        code += f"\n// headers included from beside the kernel: sha256 {digest}\n"
+    try:
+        module = cp.RawModule(code=code, options=_options(source), name_expressions=list(name_expressions))
+        module.compile()
+        return module
+    except cp.cuda.compiler.CompileException as e:
+        raise _compile_error(source, str(e)) from None
+
+
+class _ArchModule:
+    """A module compiled for an architecture-specific target, handing out its kernels by name
+    expression as cupy.RawModule does."""
+
+    def __init__(self, module, lowered: dict[str, str]):
+        self._module, self._lowered = module, lowered
+
+    def get_function(self, name_expression: str):
+        return self._module.get_function(self._lowered[name_expression])
+
+
+def _compile_for(arch: str, source: KernelSource, name_expressions: tuple[str, ...]) -> _ArchModule:
+    """NVRTC for an architecture-specific target such as sm_90a (wgmma), which CuPy's RawModule
+    cannot name (it compiles for sm_XY): the cubin is loaded through cupy.RawModule(path=...).
+    Such code runs only on that very architecture."""
+    from cupy_backends.cuda.libs import nvrtc
+    here = "sm_" + device_info().compute_capability.replace(".", "")
+    if arch.rstrip("a") != here:
+        raise KernelCompileError(
+            f"{source.display_path} uses instructions that exist only on {arch} GPUs (Hopper's wgmma: H100, "
+            f"H200); this GPU is {here}. Fix: run it on the CPU emulator (TBT_BACKEND=cpu), or use a kernel "
+            f"without them (10_tensor_cores runs on sm_80 and later).")
+    prog = nvrtc.createProgram(source.text, source.path.name, [], [])
+    try:
+        for expr in name_expressions:
+            nvrtc.addNameExpression(prog, expr)
+        try:
+            nvrtc.compileProgram(prog, [*_options(source), f"-arch={arch}"])
+        except nvrtc.NVRTCError:
+            raise _compile_error(source, nvrtc.getProgramLog(prog)) from None
+        lowered = {expr: nvrtc.getLoweredName(prog, expr) for expr in name_expressions}
+        cubin = nvrtc.getCUBIN(prog)
+    finally:
+        nvrtc.destroyProgram(prog)
+    with tempfile.TemporaryDirectory(prefix="tbt_cubin_") as tmp:
+        path = Path(tmp) / "kernel.cubin"
+        path.write_bytes(cubin)
+        module = cp.RawModule(path=str(path))
+        for name in lowered.values():  # loads the module now, while the file exists
+            module.get_function(name)
+    return _ArchModule(module, lowered)
+
+
+def _function(module, name_expression: str):
+    return module.get_function(name_expression)
+
+
+def static_shared_bytes(module, name_expression: str) -> int:
+    return _function(module, name_expression).shared_size_bytes
+
+
+def max_shared_per_block() -> int:
+    return _attr("smem_optin")
+
+
+_RECOVERY = ("The GPU context is now unusable: restart the Jupyter kernel (Kernel > Restart Kernel) "
+             "and run the notebook again from the top. To find the faulty line, run the same kernel "
+             "on the CPU emulator (TBT_BACKEND=cpu, or `python -m helpers check ... --backend cpu`): "
+             "it names the thread, the array, the index and the source line.")
+
+
+def enqueue(module, name_expression, grid, block, args, shared_mem: int):
+    """A call that only enqueues the launch (no checks, no synchronization): for timing."""
+    fn = _function(module, name_expression)
+    if shared_mem > 48 * 1024:  # above 48 KiB a kernel must opt in
+        fn.max_dynamic_shared_size_bytes = shared_mem
+    grid, block, args = tuple(grid), tuple(block), tuple(args)
+    return lambda: fn(grid, block, args, shared_mem=shared_mem)
+
+
+def launch(module, name_expression, grid, block, args, shared_mem: int) -> float:
+    try:
+        enqueue(module, name_expression, grid, block, args, shared_mem)()
+        cp.cuda.get_current_stream().synchronize()
+    except (cp.cuda.driver.CUDADriverError, cp.cuda.runtime.CUDARuntimeError) as e:
+        text = str(e)
+        if "OUT_OF_RESOURCES" in text or "INVALID_VALUE" in text or "InvalidValue" in text:
+            raise LaunchConfigError(
+                f"{name_expression}: the GPU refused the launch (grid {grid}, block {block}, "
+                f"{shared_mem} bytes of dynamic shared memory): {text}. Fix: fewer threads per block or "
+                f"less shared memory (registers x threads must fit the SM).") from None
+        raise KernelCrashError(f"{name_expression} failed on the GPU: {text}.\n{_RECOVERY}") from None
+    return 0.0
+
+
+def check_array(a, what: str) -> None:
+    if isinstance(a, np.ndarray):
+        raise KernelArgumentError(f"{what} is a NumPy array in host memory; the GPU needs a CuPy array. "
+                                  f"Fix: pass cupy.asarray(x).")
+    if not isinstance(a, cp.ndarray):
+        raise KernelArgumentError(f"{what} must be a CuPy array on the GPU backend, got {type(a).__name__}.")
+
+
+def to_device(a: np.ndarray):
+    return cp.asarray(a)
+
+
+def to_host(a) -> np.ndarray:
+    return cp.asnumpy(a)
+
+
+def synchronize() -> None:
+    cp.cuda.get_current_stream().synchronize()

@@ -1,0 +1,257 @@
+"""NVRTC and ptxas from NVIDIA's pip wheels (or a CUDA toolkit): finding them, compiling a kernel
+to PTX for an architecture and reading what `ptxas -v` says it costs.
+"""
+
+from __future__ import annotations
+import ctypes
+import functools
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from helpers.core.errors import CourseError, KernelCompileError
+from helpers.core.kernel_source import KernelSource
+from helpers.core.arch import DEFAULT_ARCH, arch_name
+
+NVRTC_OPTIONS = ("--std=c++17", "-lineinfo")
+
+
+
+# ---- NVRTC and ptxas from the pip wheels -----------------------------------------------------------
+class ToolchainMissingError(CourseError, RuntimeError):
+    """NVRTC or ptxas cannot be found (the wheels in requirements.txt are not installed)."""
+
+
+_INSTALL = ("Fix: pip install -r requirements.txt (it pins nvidia-cuda-nvrtc-cu12 and nvidia-cuda-nvcc-cu12, "
+            "which bring NVRTC and ptxas; no GPU or CUDA install is needed), or set CUDA_HOME to a CUDA toolkit.")
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    nvrtc: Path
+    ptxas: Path
+    nvrtc_version: tuple[int, int]
+    ptxas_version: tuple[int, int]
+    ptxas_release: str
+
+    @staticmethod
+    def _origin(path: Path) -> str:
+        return "pip wheel" if "site-packages" in path.parts else str(path.parent)
+
+    def describe(self) -> str:
+        return (f"NVRTC {self.nvrtc_version[0]}.{self.nvrtc_version[1]} ({self._origin(self.nvrtc)}), "
+                f"ptxas {self.ptxas_release} ({self._origin(self.ptxas)})")
+
+
+def _wheel_dirs() -> list[Path]:
+    try:
+        spec = importlib.util.find_spec("nvidia")
+    except (ImportError, ValueError):
+        return []
+    return [Path(p) for p in (spec.submodule_search_locations or [])] if spec else []
+
+
+def _toolkit_dirs() -> list[Path]:
+    dirs = [os.environ.get(v) for v in ("CUDA_HOME", "CUDA_PATH")] + ["/usr/local/cuda"]
+    return [Path(d) for d in dirs if d]
+
+
+def _nvrtc_candidates() -> list[Path]:
+    found = []
+    for d in _wheel_dirs():
+        found += sorted((d / "cuda_nvrtc" / "lib").glob("libnvrtc.so.*"))
+    for d in _toolkit_dirs():
+        for lib in ("lib64", "lib", "targets/x86_64-linux/lib"):
+            found += sorted((d / lib).glob("libnvrtc.so*"))
+    return [p for p in found if ".alt." not in p.name and "builtins" not in p.name]
+
+
+def _ptxas_candidates() -> list[Path]:
+    found = [d / "cuda_nvcc" / "bin" / "ptxas" for d in _wheel_dirs()]
+    found += [d / "bin" / "ptxas" for d in _toolkit_dirs()]
+    on_path = shutil.which("ptxas")
+    found += [Path(on_path)] if on_path else []
+    return [p for p in found if p.is_file() and os.access(p, os.X_OK)]
+
+
+def _nvrtc_version(lib) -> tuple[int, int]:
+    major, minor = ctypes.c_int(), ctypes.c_int()
+    lib.nvrtcVersion(ctypes.byref(major), ctypes.byref(minor))
+    return major.value, minor.value
+
+
+@functools.lru_cache(maxsize=None)
+def toolchain() -> Toolchain:
+    """NVRTC and a ptxas at least as new (ptxas reads PTX of its own or older releases)."""
+    nvrtc = None
+    for cand in _nvrtc_candidates():
+        try:
+            nvrtc = (cand, _nvrtc_version(ctypes.CDLL(str(cand))))
+            break
+        except OSError:
+            continue
+    if nvrtc is None:
+        raise ToolchainMissingError(f"NVRTC (libnvrtc.so) was not found, so kernels cannot be compiled for a "
+                                    f"GPU architecture on this machine. {_INSTALL}")
+    seen = []
+    for ptxas in _ptxas_candidates():
+        try:
+            out = subprocess.run([str(ptxas), "--version"], capture_output=True, text=True, timeout=30).stdout
+        except (OSError, subprocess.SubprocessError):
+            continue
+        m = re.search(r"release (\d+)\.(\d+), V([\d.]+)", out)
+        if not m:
+            continue
+        version = (int(m.group(1)), int(m.group(2)))
+        seen.append(f"{ptxas} ({m.group(3)})")
+        if version >= nvrtc[1]:
+            return Toolchain(nvrtc[0], ptxas, nvrtc[1], version, m.group(3))
+    if seen:
+        raise ToolchainMissingError(f"NVRTC {nvrtc[1][0]}.{nvrtc[1][1]} writes PTX that the ptxas found cannot "
+                                    f"read ({', '.join(seen)} is older). {_INSTALL}")
+    raise ToolchainMissingError(f"ptxas was not found, so the registers and shared memory of a kernel cannot be "
+                                f"read on this machine. {_INSTALL}")
+
+
+@functools.lru_cache(maxsize=None)
+def cuda_include_options() -> tuple[str, ...]:
+    """--include-path options for the CUDA headers a kernel may include, which NVRTC does not
+    ship: <cuda_pipeline.h> (stage 09) and <mma.h> (stage 10), whose "crt/mma.h" lies in
+    another wheel. From NVIDIA's pip wheels nvidia-cuda-runtime-cu12 and nvidia-cuda-nvcc-cu12
+    (requirements.txt), else from a CUDA toolkit (CUDA_PATH, CUDA_HOME, /usr/local/cuda)."""
+    candidates = []
+    for wheel in ("nvidia.cuda_runtime", "nvidia.cuda_nvcc"):
+        try:
+            candidates += [Path(p) / "include" for p in importlib.import_module(wheel).__path__]
+        except ImportError:
+            pass
+    candidates += [Path(os.environ[v]) / "include" for v in ("CUDA_PATH", "CUDA_HOME") if os.environ.get(v)]
+    candidates.append(Path("/usr/local/cuda/include"))
+    found = []
+    for header in ("cuda_pipeline.h", "mma.h", "crt/mma.h"):
+        include = next((d for d in candidates if (d / header).is_file()), None)
+        if include is not None and include not in found:
+            found.append(include)
+    return tuple(f"--include-path={d}" for d in found)
+
+
+@functools.lru_cache(maxsize=None)
+def _nvrtc_lib():
+    return ctypes.CDLL(str(toolchain().nvrtc))
+
+
+def _check(lib, result: int, what: str) -> None:
+    if result != 0:
+        lib.nvrtcGetErrorString.restype = ctypes.c_char_p
+        raise KernelCompileError(f"NVRTC {what} failed: {lib.nvrtcGetErrorString(result).decode()}")
+
+
+def nvrtc_ptx(source: str, name_expression: str, arch: str = DEFAULT_ARCH,
+              filename: str = "kernel.cu", include_dirs: tuple[Path, ...] = ()) -> tuple[str, str]:
+    """Compiles `source` with NVRTC for `arch` (an sm_XY or sm_XYa); returns (PTX, lowered name of
+    the kernel). `include_dirs`: where its quoted #includes lie."""
+    lib = _nvrtc_lib()
+    prog = ctypes.c_void_p()
+    _check(lib, lib.nvrtcCreateProgram(ctypes.byref(prog), source.encode(), filename.encode(), 0, None, None),
+           "nvrtcCreateProgram")
+    try:
+        _check(lib, lib.nvrtcAddNameExpression(prog, name_expression.encode()), "nvrtcAddNameExpression")
+        opts = [o.encode() for o in NVRTC_OPTIONS + tuple(f"--include-path={d}" for d in include_dirs)
+                + cuda_include_options() + (f"--gpu-architecture={arch.replace('sm_', 'compute_')}",)]
+        result = lib.nvrtcCompileProgram(prog, len(opts), (ctypes.c_char_p * len(opts))(*opts))
+        size = ctypes.c_size_t()
+        lib.nvrtcGetProgramLogSize(prog, ctypes.byref(size))
+        log = ctypes.create_string_buffer(size.value)
+        lib.nvrtcGetProgramLog(prog, log)
+        if result != 0:
+            raise KernelCompileError(f"{filename} did not compile with NVRTC for {arch}:\n"
+                                     f"{log.value.decode(errors='replace').strip()}")
+        lib.nvrtcGetPTXSize(prog, ctypes.byref(size))
+        ptx = ctypes.create_string_buffer(size.value)
+        _check(lib, lib.nvrtcGetPTX(prog, ptx), "nvrtcGetPTX")
+        lowered = ctypes.c_char_p()
+        _check(lib, lib.nvrtcGetLoweredName(prog, name_expression.encode(), ctypes.byref(lowered)),
+               "nvrtcGetLoweredName")
+        return ptx.value.decode(), lowered.value.decode()
+    finally:
+        lib.nvrtcDestroyProgram(ctypes.byref(prog))
+
+
+@dataclass(frozen=True)
+class PtxasInfo:
+    """What `ptxas -v` says about one entry function."""
+    function: str
+    arch: str
+    registers: int
+    shared_bytes: int
+    stack_frame_bytes: int
+    spill_store_bytes: int
+    spill_load_bytes: int
+    barriers: int | None
+
+
+def _number(pattern: str, text: str, default=None):
+    m = re.search(pattern, text)
+    return int(m.group(1)) if m else default
+
+
+def parse_ptxas(log: str) -> dict[str, PtxasInfo]:
+    """ptxas -v output -> {mangled entry name: PtxasInfo}. Lines look like
+        ptxas info    : Compiling entry function '_Z...' for 'sm_90'
+        ptxas info    : Function properties for _Z...
+            0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+        ptxas info    : Used 32 registers, used 1 barriers, 8192 bytes smem, 400 bytes cmem[0]"""
+    out = {}
+    parts = re.split(r"Compiling entry function '([^']+)' for '(\w+)'", log)
+    for name, arch, body in zip(parts[1::3], parts[2::3], parts[3::3]):
+        props = re.search(rf"Function properties for {re.escape(name)}\s*\n\s*(.*)", body)
+        frame = props.group(1) if props else ""
+        used = re.search(r"Used (\d+) registers[^\n]*", body)
+        if not used:
+            continue
+        line = used.group(0)
+        out[name] = PtxasInfo(name, arch, int(used.group(1)), _number(r"(\d+) bytes smem", line, 0),
+                              _number(r"(\d+) bytes stack frame", frame, 0),
+                              _number(r"(\d+) bytes spill stores", frame, 0),
+                              _number(r"(\d+) bytes spill loads", frame, 0),
+                              _number(r"used (\d+) barriers", line))
+    return out
+
+
+@functools.lru_cache(maxsize=128)
+def _ptxas_cached(source: str, filename: str, name_expression: str, arch: str,
+                  include_dirs: tuple[Path, ...], headers: tuple[str, ...]) -> PtxasInfo:
+    """`headers`: the text of the headers it includes, so that an edited header is a new key."""
+    ptx, lowered = nvrtc_ptx(source, name_expression, arch, filename, include_dirs)
+    tc = toolchain()
+    with tempfile.TemporaryDirectory(prefix="tbt_ptxas_") as tmp:
+        (Path(tmp) / "kernel.ptx").write_text(ptx)
+        run = subprocess.run([str(tc.ptxas), f"-arch={arch}", "-v", "kernel.ptx", "-o", "kernel.cubin"],
+                             cwd=tmp, capture_output=True, text=True, timeout=120)
+    log = run.stdout + run.stderr
+    if run.returncode != 0:
+        raise KernelCompileError(f"ptxas could not assemble {filename} ({name_expression}) for {arch}:\n{log.strip()}")
+    info = parse_ptxas(log).get(lowered)
+    if info is None:
+        raise KernelCompileError(f"ptxas said nothing about {lowered} ({name_expression}):\n{log.strip()}")
+    return info
+
+
+def ptxas_info(path, name_expression: str, arch: str = DEFAULT_ARCH) -> PtxasInfo:
+    """Registers, shared memory, stack and spills of one kernel of a .cu file, from ptxas for `arch`
+    (for sm_90a where the kernel needs Hopper's architecture-specific instructions and arch is sm_90)."""
+    arch = arch_name(arch)
+    source = KernelSource.read(path)
+    needed = source.required_arch()
+    if needed is not None:
+        if arch not in (needed, needed.rstrip("a")):
+            raise KernelCompileError(f"{source.display_path} uses instructions that exist only on {needed}; "
+                                     f"it cannot be compiled for {arch}. Fix: ask for {needed.rstrip('a')}.")
+        arch = needed
+    return _ptxas_cached(source.text, source.path.name, name_expression, arch, source.include_dirs,
+                         tuple(source.local_headers().values()))
+
