@@ -38,12 +38,15 @@ SURFACE = {
     "pipeline": "helpers.measure.pipeline",     # what overlaps what in a double-buffered kernel's trace
     "tensor_cores": "helpers.measure.tensor_cores",  # fragment layouts and stage 10's committed runs
     "ncu": "helpers.measure.ncu",               # Nsight Compute runs, committed and compared with the trace
-    "autotune": "helpers.measure.autotune",     # searching tile configurations
+    "tuning_space": "helpers.measure.tuning_space",  # which configurations a search tries, and why not the others
+    "autotune": "helpers.measure.autotune",     # searching tile configurations: verify, time, cache, commit
     "gpu_results": "helpers.measure.gpu_results",  # timing now on a GPU, or the committed measurements
     # views: what a learner sees
     "display": "helpers.views.display",         # device card, stage map, kernel source and diffs, throughput
     "figures": "helpers.views.figures",         # banks, sectors, reuse and throughput drawn
     "roofline_plot": "helpers.views.roofline_plot",
+    "pipeline_plots": "helpers.views.pipeline_plots",          # stage 09's load/compute schedules
+    "tensor_core_plots": "helpers.views.tensor_core_plots",    # stage 10's fragments, swizzle, wgmma sweep
     "autotune_plots": "helpers.views.autotune_plots",
     "ladder_report": "helpers.views.ladder_report",  # the capstone ladder: chart, roofline, steps, README table
     "widgets": "helpers.views.widgets",         # slider panels

@@ -3,8 +3,8 @@
 // C = alpha * A * B + beta * C, row-major: A is M x K, B is K x N, C is M x N.
 // Thread x of the grid picks the COLUMN of C and thread y the row. The 32 threads of a warp
 // have consecutive threadIdx.x, so they walk ALONG a row of C: their loads of B and stores to C
-// are neighbours, 32 floats in four 32-byte sectors, and all of them read the same element of A
-// (one broadcast). Only the two lines that pick row and col differ from 02_naive.cu.
+// are neighbours, 32 floats in four 32-byte sectors, and all read the same element of A (a broadcast).
+// What changed from 02_naive: only the two lines that pick row and col.
 //
 // Preconditions: none (every access is bounds-checked).
 // Launch: block (BX, BY) chosen at run time; grid (ceil(N / BX), ceil(M / BY)).

@@ -8,11 +8,11 @@ import re
 
 import pytest
 
+from helpers.measure import tuning_space
 from helpers.views import autotune_plots
 from helpers.run import toolchain
 from helpers.measure import autotune
 from helpers.run import backend
-from helpers.measure import resources
 from helpers.core import stages
 from helpers.core.errors import CourseError
 from helpers.core.paths import RESULTS_DIR
@@ -23,7 +23,7 @@ from test_cli import helpers_cli
 # ---- the search space ------------------------------------------------------------------------------
 @pytest.mark.parametrize("v", stages.variants(), ids=lambda v: v.name)
 def test_candidates_are_valid_tens_and_start_at_the_default(v):
-    space = autotune.search_space(v)
+    space = tuning_space.search_space(v)
     configs = space.configs
     assert configs and configs[0] == v.default, "the registered default is always the first candidate"
     assert len(configs) <= 100, f"{v.name}: {len(configs)} candidates; the search keeps tens"
@@ -31,20 +31,20 @@ def test_candidates_are_valid_tens_and_start_at_the_default(v):
     for c, d in zip(configs, space.distances):
         assert type(c) is v.config_type
         v.config_type(**dataclasses.asdict(c))   # validate() passes (it raises otherwise)
-        assert 0 <= d <= autotune.DEFAULT_RADIUS
+        assert 0 <= d <= tuning_space.DEFAULT_RADIUS
         if c != v.default:
-            assert autotune.THREADS[0] <= c.threads() <= autotune.THREADS[1]
+            assert tuning_space.THREADS[0] <= c.threads() <= tuning_space.THREADS[1]
     assert list(space.distances) == sorted(space.distances), "nearest first"
 
 
-@pytest.mark.parametrize("name", [v.name for s in stages.STAGES if "03" <= s.id <= "09" for v in s.variants])
+@pytest.mark.parametrize("name", [v.name for s in stages.REGISTRY if "03" <= s.id <= "09" for v in s.variants])
 def test_every_thread_tile_stage_has_more_than_its_default(name):
-    assert len(autotune.candidates(name)) > (1 if name != "03_smem_tiling" else 2)
+    assert len(tuning_space.candidates(name)) > (1 if name != "03_smem_tiling" else 2)
 
 
 def test_left_out_configurations_name_the_rule_that_dropped_them():
     v = stages.variant("08_warp_tiling")
-    space = autotune.search_space(v)
+    space = tuning_space.search_space(v)
     rules = {r.rule for r in space.rejected}
     assert "kernel rule" in rules
     for r in space.rejected:
@@ -60,22 +60,22 @@ def test_left_out_configurations_name_the_rule_that_dropped_them():
 def test_register_floor_and_thread_bounds_drop_what_cannot_be_fast():
     # 16 x 16 accumulators + 32 fragment values: 288 registers, more than a thread may have
     too_big = ThreadTile2DConfig(128, 128, 16, 16, 16)
-    assert autotune.register_floor(too_big) == 16 * 16 + 16 + 16
-    rule, reason = autotune._search_rule(too_big, "sm_90")
+    assert tuning_space.register_floor(too_big) == 16 * 16 + 16 + 16
+    rule, reason = tuning_space._search_rule(too_big, "sm_90")
     assert rule == "fits on an SM" and "255" in reason
-    rule, reason = autotune._search_rule(TileConfig(4), "sm_90")    # 16 threads
+    rule, reason = tuning_space._search_rule(TileConfig(4), "sm_90")    # 16 threads
     assert rule == "threads" and "16 threads" in reason
-    assert autotune._search_rule(ThreadTile2DConfig(), "sm_90") is None
+    assert tuning_space._search_rule(ThreadTile2DConfig(), "sm_90") is None
 
 
 def test_ranges_can_be_narrowed_and_fields_without_a_range_stay_fixed(monkeypatch):
-    space = autotune.search_space("05_2d_thread_tiling", ranges={"BK": (8,)})
+    space = tuning_space.search_space("05_2d_thread_tiling", ranges={"BK": (8,)})
     assert {c.BK for c in space.configs} == {8, 16}          # the default's 16 is always in its range
-    monkeypatch.delitem(autotune.RANGES, "PAD")
-    space = autotune.search_space("06_padded")
+    monkeypatch.delitem(tuning_space.RANGES, "PAD")
+    space = tuning_space.search_space("06_padded")
     assert {c.PAD for c in space.configs} == {stages.variant("06_padded").default.PAD}
     assert "PAD: kept at 1" in space.summary()
-    full = autotune.search_space("03_smem_tiling", radius=None)
+    full = tuning_space.search_space("03_smem_tiling", radius=None)
     assert [c.tile for c in full.configs] == [32, 16, 8]     # 1, 2 and 4 make blocks of under 64 threads
 
 
@@ -118,7 +118,7 @@ class FakeRun:
 @pytest.fixture
 def todo():
     v = stages.variant("05_2d_thread_tiling")
-    return v, [(c, d) for c, d in zip(autotune.search_space(v).configs[:5], range(5))]
+    return v, [(c, d) for c, d in zip(tuning_space.search_space(v).configs[:5], range(5))]
 
 
 def test_an_interrupted_search_resumes_and_a_repeated_one_is_instant(tmp_path, todo):
@@ -261,25 +261,25 @@ def test_tune_on_a_gpu_verifies_times_and_caches(tmp_path):
 
 # ---- the search at a glance (notebook 11) -----------------------------------------------------------
 def test_left_out_by_names_the_rule_a_search_applies():
-    assert autotune.left_out_by("05_2d_thread_tiling", BM=64) is None
-    assert autotune.left_out_by("05_2d_thread_tiling", TN=16)[0] == "fits on an SM"
-    assert autotune.left_out_by("05_2d_thread_tiling", BK=64)[0] == "kernel rule"
-    assert autotune.left_out_by("05_2d_thread_tiling", BM=32, BN=32)[0] == "threads"
-    space = autotune.search_space("08_warp_tiling")
+    assert tuning_space.left_out_by("05_2d_thread_tiling", BM=64) is None
+    assert tuning_space.left_out_by("05_2d_thread_tiling", TN=16)[0] == "fits on an SM"
+    assert tuning_space.left_out_by("05_2d_thread_tiling", BK=64)[0] == "kernel rule"
+    assert tuning_space.left_out_by("05_2d_thread_tiling", BM=32, BN=32)[0] == "threads"
+    space = tuning_space.search_space("08_warp_tiling")
     for r in space.rejected:
         fields = {k: int(x) for k, x in (part.split("=") for part in r.label.split(", "))}
-        assert autotune.left_out_by("08_warp_tiling", **fields) == (r.rule, r.reason)
+        assert tuning_space.left_out_by("08_warp_tiling", **fields) == (r.rule, r.reason)
     for c in space.configs[1:]:
-        assert autotune.left_out_by("08_warp_tiling", **dataclasses.asdict(c)) is None
+        assert tuning_space.left_out_by("08_warp_tiling", **dataclasses.asdict(c)) is None
 
 
 def test_space_counts_add_up():
-    for row in autotune.space_counts([stages.variant("04_1d_thread_tiling"), stages.variant("08_warp_tiling")]):
-        space = autotune.search_space(row["variant"])
+    for row in tuning_space.space_counts([stages.variant("04_1d_thread_tiling"), stages.variant("08_warp_tiling")]):
+        space = tuning_space.search_space(row["variant"])
         assert row["candidates"] == len(space.configs)
-        assert row["reached"] == row["candidates"] + sum(row[f"left out: {rule}"] for rule in autotune.RULES)
+        assert row["reached"] == row["candidates"] + sum(row[f"left out: {rule}"] for rule in tuning_space.RULES)
         assert row["reached"] <= row["in the ranges"]
-    assert autotune.space_counts([stages.variant("08_warp_tiling")])[0]["in the ranges"] == 5 ** 3 * 6 ** 4
+    assert tuning_space.space_counts([stages.variant("08_warp_tiling")])[0]["in the ranges"] == 5 ** 3 * 6 ** 4
 
 
 def test_committed_searches_are_summarised_from_their_rows():
@@ -300,7 +300,7 @@ def test_search_figures_draw(tmp_path):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    for fig in (autotune_plots.plot_space(autotune.space_counts([stages.variant("05_2d_thread_tiling")])),
+    for fig in (autotune_plots.plot_space(tuning_space.space_counts([stages.variant("05_2d_thread_tiling")])),
                 autotune_plots.plot_searches(autotune.committed_searches())):
         fig.savefig(tmp_path / "f.svg")
         plt.close(fig)

@@ -13,6 +13,7 @@ import pytest
 matplotlib.use("Agg")
 
 from helpers.course import cpu_gemm
+from helpers.course import exercises  # noqa: E402
 from helpers.measure import verify  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -172,34 +173,34 @@ def test_panel_builds():
 
 # ---- exercises ---------------------------------------------------------------------------------
 def test_exercise_1():
-    assert cpu_gemm.check_01_exercise_1(2 * 4 * 64 / (68 * 4))
-    assert cpu_gemm.check_01_exercise_1("1.88")
-    assert "placeholder" in cpu_gemm.check_01_exercise_1("?").message
-    assert "FMAs per float" in cpu_gemm.check_01_exercise_1(256 / 68).message
-    assert "only the loads of B" in cpu_gemm.check_01_exercise_1(2.0).message
-    assert "one FLOP" in cpu_gemm.check_01_exercise_1(256 / 272).message
-    assert "inverse" in cpu_gemm.check_01_exercise_1(272 / 512).message
-    assert "naive" in cpu_gemm.check_01_exercise_1(0.25).message
-    assert "give a number" in cpu_gemm.check_01_exercise_1("lots").message
+    assert exercises.check_01_exercise_1(2 * 4 * 64 / (68 * 4))
+    assert exercises.check_01_exercise_1("1.88")
+    assert "placeholder" in exercises.check_01_exercise_1("?").message
+    assert "FMAs per float" in exercises.check_01_exercise_1(256 / 68).message
+    assert "only the loads of B" in exercises.check_01_exercise_1(2.0).message
+    assert "one FLOP" in exercises.check_01_exercise_1(256 / 272).message
+    assert "inverse" in exercises.check_01_exercise_1(272 / 512).message
+    assert "naive" in exercises.check_01_exercise_1(0.25).message
+    assert "give a number" in exercises.check_01_exercise_1("lots").message
 
 
 def test_exercise_2():
-    assert cpu_gemm.check_01_exercise_2(6)
-    assert "33 registers" in cpu_gemm.check_01_exercise_2(7).message
-    assert "accumulators alone" in cpu_gemm.check_01_exercise_2(8).message
-    assert "largest MR" in cpu_gemm.check_01_exercise_2(3).message
-    assert "whole number" in cpu_gemm.check_01_exercise_2(2.5).message
+    assert exercises.check_01_exercise_2(6)
+    assert "33 registers" in exercises.check_01_exercise_2(7).message
+    assert "accumulators alone" in exercises.check_01_exercise_2(8).message
+    assert "largest MR" in exercises.check_01_exercise_2(3).message
+    assert "whole number" in exercises.check_01_exercise_2(2.5).message
 
 
 def test_exercise_3(monkeypatch):
     monkeypatch.setattr(cpu_gemm, "cache_sizes", lambda: {"L1": 48 * 1024})
-    assert cpu_gemm.check_01_exercise_3(96)
-    assert "counts floats" in cpu_gemm.check_01_exercise_3(192).message
-    assert "more than half" in cpu_gemm.check_01_exercise_3(112).message
-    assert "a larger multiple" in cpu_gemm.check_01_exercise_3(64).message
-    assert "not a multiple of 16" in cpu_gemm.check_01_exercise_3(100).message
+    assert exercises.check_01_exercise_3(96)
+    assert "counts floats" in exercises.check_01_exercise_3(192).message
+    assert "more than half" in exercises.check_01_exercise_3(112).message
+    assert "a larger multiple" in exercises.check_01_exercise_3(64).message
+    assert "not a multiple of 16" in exercises.check_01_exercise_3(100).message
     monkeypatch.setattr(cpu_gemm, "cache_sizes", lambda: {})
-    fb = cpu_gemm.check_01_exercise_3(64)
+    fb = exercises.check_01_exercise_3(64)
     assert fb.ok and "32 KiB is assumed" in fb.message
 
 

@@ -9,7 +9,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers.core import paths
 from helpers.run import gemm
 from helpers.core import stages
 from helpers.measure import trace

@@ -22,6 +22,7 @@ from helpers.core import arch
 from helpers.run import backend
 from helpers.views import display
 from helpers.course import exercises
+from helpers.course.exercises import stage02, stage04
 from helpers.views import figures
 from helpers.measure import memory
 from helpers.course import notebook_tools
@@ -284,8 +285,8 @@ def test_exercise_2(answer, ok, says):
 
 
 def test_exercise_2_solution_matches_config():
-    bx, by = exercises.EX2_BLOCK
-    assert exercises.check_02_exercise_2(configs.CoalescedConfig(bx, by).grid(exercises.EX2_M, exercises.EX2_N)).ok
+    bx, by = stage02.EX2_BLOCK
+    assert exercises.check_02_exercise_2(configs.CoalescedConfig(bx, by).grid(stage02.EX2_M, stage02.EX2_N)).ok
 
 
 @pytest.mark.parametrize("block, ok, says", [
@@ -305,7 +306,7 @@ def test_exercise_3(block, ok, says):
 # ---- display helpers ------------------------------------------------------------------------
 def test_stage_map_lists_every_stage():
     text = display.stage_map()
-    for s in stages.STAGES:
+    for s in stages.REGISTRY:
         assert f"| {s.id} | {s.title} |" in text
     assert "[02_naive.ipynb](02_naive.ipynb) | built" in text
 
@@ -329,7 +330,7 @@ def test_device_card_mentions_the_emulator_on_cpu():
 def test_gpu_results_none(tmp_path):
     r = gpu_results.gpu_results("02", tmp_path)
     assert not r.found and "No GPU results committed yet" in str(r)
-    assert r.plot() == []
+    assert display.plot_committed(r) == []
 
 
 def test_gpu_results_reads_files_with_provenance(tmp_path):
@@ -481,9 +482,8 @@ def test_exercise_04_1(answer, ok, says):
 
 
 def test_exercise_04_1_follows_the_occupancy_calculator():
-    from helpers.measure import resources
     c = stages.variant("04_1d_thread_tiling").default
-    occ = arch.occupancy("sm_90", c.threads(), exercises.EX04_1_REGISTERS, c.static_shared_bytes())
+    occ = arch.occupancy("sm_90", c.threads(), stage04.EX04_1_REGISTERS, c.static_shared_bytes())
     assert exercises.check_04_exercise_1((occ.active_blocks, occ.active_warps)).ok
 
 

@@ -181,7 +181,7 @@ def test_resource_table_has_a_row_per_variant():
 
 
 def test_missing_toolchain_is_a_clear_error(monkeypatch):
-    monkeypatch.setattr(resources, "_nvrtc_candidates", lambda: [])
+    monkeypatch.setattr(toolchain, "_nvrtc_candidates", lambda: [])
     toolchain.toolchain.cache_clear()
     toolchain._nvrtc_lib.cache_clear()
     toolchain._ptxas_cached.cache_clear()
@@ -190,7 +190,7 @@ def test_missing_toolchain_is_a_clear_error(monkeypatch):
             resources.kernel_resources("03_smem_tiling", arch="sm_90")
         assert isinstance(e.value, CourseError)
         monkeypatch.undo()
-        monkeypatch.setattr(resources, "_ptxas_candidates", lambda: [])
+        monkeypatch.setattr(toolchain, "_ptxas_candidates", lambda: [])
         toolchain.toolchain.cache_clear()
         with pytest.raises(toolchain.ToolchainMissingError, match="ptxas was not found"):
             toolchain.toolchain()

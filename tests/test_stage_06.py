@@ -13,7 +13,7 @@ import pytest
 from helpers.measure import accesses
 from helpers.core import paths
 from helpers.course import exercises
-from helpers.views import figures
+from helpers.course.exercises import stage06
 from helpers.measure import memory
 from helpers.course import notebook_tools
 from helpers.measure import resources
@@ -58,7 +58,7 @@ def test_exercise_06_1(answer, ok, says):
 
 
 def test_exercise_06_1_answer_follows_the_trace():
-    want = {p for p in exercises.EX06_1_PADS if _worst(PADDED, dict(TILE_8x8x8, PAD=p), "load", "As") == 1}
+    want = {p for p in stage06.EX06_1_PADS if _worst(PADDED, dict(TILE_8x8x8, PAD=p), "load", "As") == 1}
     assert want == {1, 2, 3}
     assert exercises.check_06_exercise_1(want).ok
 

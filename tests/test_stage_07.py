@@ -7,8 +7,7 @@ import dataclasses
 import pytest
 
 from helpers.measure import accesses
-from helpers.course import exercises as ex
-from helpers.views import figures
+from helpers.course.exercises import stage07 as ex
 from helpers.measure import memory
 from helpers.core import stages
 from helpers.measure import verify
@@ -127,7 +126,7 @@ def test_exercise_1_malformed(answer, words):
 # ---- exercise 2 --------------------------------------------------------------------------------
 def test_exercise_2_rule_from_the_trace():
     M, N, K = ex.EX07_2_SIZE
-    assert ex._ex07_2_wide() == {m for m, n in (("A", K), ("B", N), ("C", N)) if n % 4 == 0} == {"A"}
+    assert ex.ex07_2_wide_matrices() == {m for m, n in (("A", K), ("B", N), ("C", N)) if n % 4 == 0} == {"A"}
 
 
 @pytest.mark.parametrize("answer", ["A", "a", {"A"}, ["a"], ("A",), " A "])
@@ -159,7 +158,7 @@ def test_exercise_2_malformed(answer, words):
 
 # ---- exercise 3 --------------------------------------------------------------------------------
 def test_exercise_3_answer_from_the_traces():
-    assert ex._ex07_3_wavefronts() == (16, 4, 4, 1)    # TN = 16: 4-way in 06's layout, none in 07's
+    assert ex.ex07_3_wavefronts() == (16, 4, 4, 1)    # TN = 16: 4-way in 06's layout, none in 07's
 
 
 def test_exercise_3_right_answer():

@@ -4,6 +4,7 @@ for specific wrong ones, clear messages for malformed input) and the schedule re
 import pytest
 
 from helpers.course import exercises
+from helpers.course.exercises import stage09
 from helpers.measure import pipeline
 from helpers.core import stages
 
@@ -61,7 +62,7 @@ def test_exercise_09_2(answer, ok, says):
 
 
 def test_exercise_09_3_the_race_check_names_the_lines_of_the_missing_barrier():
-    races = exercises._ex09_3_races()
+    races = exercises.broken_double_buffering_races()
     assert races
     write, read = races[0].first[1], races[0].second[1]
     text = stages.variant("09_double_buffering").path.read_text().splitlines()
@@ -74,7 +75,7 @@ def test_exercise_09_3_the_race_check_names_the_lines_of_the_missing_barrier():
 def test_the_learners_kernel_file_is_not_touched_by_the_broken_copy():
     before = stages.variant("09_double_buffering").path.read_text()
     path = exercises.broken_double_buffering()
-    assert path != stages.variant("09_double_buffering").path and exercises.EX09_3_BARRIER not in path.read_text()
+    assert path != stages.variant("09_double_buffering").path and stage09.EX09_3_BARRIER not in path.read_text()
     assert stages.variant("09_double_buffering").path.read_text() == before
 
 

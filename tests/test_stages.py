@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_ids_are_unique_two_digit_and_in_order():
-    ids = [s.id for s in stages.STAGES]
+    ids = [s.id for s in stages.REGISTRY]
     assert ids == sorted(ids) and len(set(ids)) == len(ids)
     assert all(re.fullmatch(r"\d\d", i) for i in ids)
     assert ids == [f"{i:02d}" for i in range(12)]
@@ -34,16 +34,16 @@ def test_every_kernel_file_is_registered():
 
 
 def test_built_stages_have_notebooks_named_by_id_and_slug():
-    for s in stages.STAGES:
+    for s in stages.REGISTRY:
         if s.variants:
             assert s.built, f"stage {s.id} has kernels but no notebook {s.notebook.name}"
     notebooks = {p.name for p in (ROOT / "notebooks").glob("*.ipynb")}
-    assert notebooks == {s.notebook.name for s in stages.STAGES if s.built}
+    assert notebooks == {s.notebook.name for s in stages.REGISTRY if s.built}
 
 
 def test_readme_stage_table_follows_the_registry():
     readme = (ROOT / "README.md").read_text()
-    for s in stages.STAGES:
+    for s in stages.REGISTRY:
         row = next((ln for ln in readme.splitlines() if ln.startswith(f"| {s.id} |")), None)
         assert row is not None, f"README has no row for stage {s.id}"
         assert (f"`notebooks/{s.notebook.name}`" in row) == s.built

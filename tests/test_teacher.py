@@ -5,6 +5,7 @@ The grader test executes one notebook (stage 02, its setup cells and Exercises s
 
 import ast
 import csv
+import inspect
 import json
 import subprocess
 import sys
@@ -15,40 +16,57 @@ import pytest
 
 from helpers.run import backend
 from helpers.course import exercises
-from helpers.course import solutions
 from helpers.course import teacher
 
 ROOT = Path(__file__).resolve().parent.parent
 NB02 = ROOT / "notebooks" / "02_naive.ipynb"
 
 
-# ---- solutions ----------------------------------------------------------------------------------
-CHECKERS = solutions.checkers()
+# ---- the registry of checkers and solutions --------------------------------------------------------
+CHECKERS = exercises.CHECKERS
 
 
-def test_checkers_are_found_in_every_module_that_defines_them():
-    assert {"helpers.exercises", "helpers.cpu_gemm"} <= set(solutions.checker_modules())
-    assert len(CHECKERS) >= 23 and all(solutions.CHECKER.match(n) for n in CHECKERS)
+def _checker_functions(module) -> dict:
+    return {n: f for n, f in vars(module).items() if exercises.CHECKER_NAME.match(n) and inspect.isfunction(f)}
+
+
+def test_the_registry_covers_every_checker_of_every_stage_module():
+    assert len(CHECKERS) >= 30 and list(CHECKERS) == sorted(CHECKERS)          # in stage order
+    for module in exercises.STAGE_MODULES:
+        stage = module.__name__.rsplit("stage", 1)[1]
+        defined = _checker_functions(module)
+        assert defined and all(n.startswith(f"check_{stage}_") for n in defined), module.__name__
+        assert {f.__name__ for f in module.SOLUTIONS} == set(defined), f"{module.__name__}: SOLUTIONS misses some"
+        assert all(CHECKERS[n] is f for n, f in defined.items())
+    assert _checker_functions(exercises) == CHECKERS           # the package re-exports every one
+    assert set(exercises.SOLUTIONS) == set(CHECKERS)
+
+
+def test_every_checker_a_notebook_calls_is_registered():
+    called = {c.name for p in (ROOT / "notebooks").glob("*.ipynb")
+              for cell in nbformat.read(p, as_version=4).cells if cell.cell_type == "code"
+              for c in teacher.checker_calls(cell.source)}
+    assert called and called <= set(exercises.SOLUTIONS)
 
 
 @pytest.mark.parametrize("name", CHECKERS)
 def test_every_checker_has_a_solution_it_accepts(name):
-    args = solutions.solution(name)
+    args = exercises.solution(name)
     fb = CHECKERS[name](*args)
     assert fb.ok and fb.status == "right", fb
-    assert ast.literal_eval(f"({solutions.as_source(args)},)") == args   # the source reads back as the answer
+    assert ast.literal_eval(f"({teacher.as_source(args)},)") == args   # the source reads back as the answer
 
 
 def test_solution_of_an_unknown_checker_says_what_to_add():
-    with pytest.raises(KeyError, match="helpers/solutions.py"):
-        solutions.solution("check_99_exercise_1")
+    with pytest.raises(KeyError, match="helpers/course/exercises/stage99.py"):
+        exercises.solution("check_99_exercise_1")
 
 
 def test_as_source():
-    assert solutions.as_source(((5, 13),)) == "(5, 13)"
-    assert solutions.as_source((1, 32)) == "1, 32"
-    assert solutions.as_source(({3, 1, 2},)) == "{1, 2, 3}" and solutions.as_source((set(),)) == "set()"
-    assert solutions.as_source(("A",)) == "'A'" and solutions.as_source(((7,),)) == "(7,)"
+    assert teacher.as_source(((5, 13),)) == "(5, 13)"
+    assert teacher.as_source((1, 32)) == "1, 32"
+    assert teacher.as_source(({3, 1, 2},)) == "{1, 2, 3}" and teacher.as_source((set(),)) == "set()"
+    assert teacher.as_source(("A",)) == "'A'" and teacher.as_source(((7,),)) == "(7,)"
 
 
 # ---- placeholders and first-time messages --------------------------------------------------------
@@ -78,7 +96,7 @@ def test_the_emulator_banner_says_what_it_means(cpu_backend):
 
 # ---- finding and replacing checker calls -----------------------------------------------------------
 def test_checker_calls_in_source():
-    src = ('# «naïve» first\nfrom helpers.exercises import check_02_exercise_1\ncheck_02_exercise_1("?")\n'
+    src = ('# «naïve» first\nfrom helpers.course.exercises import check_02_exercise_1\ncheck_02_exercise_1("?")\n'
            'x = exercises.check_05_exercise_2((\n    "?", "?"))\nprint(check_09_exercise_2())\nother("?")')
     calls = teacher.checker_calls(src)
     assert [(c.name, c.args) for c in calls] == [("check_02_exercise_1", '"?"'),

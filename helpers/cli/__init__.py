@@ -10,6 +10,7 @@
     python -m helpers tune VARIANT [--size N] [--out FILE] [--dry-run]
                                                search a kernel's tile configurations: each verified,
                                                then timed on a GPU (--dry-run: enumerate and verify only)
+    python -m helpers diff VARIANT [--code-only]  the kernel's diff against the one it is built from
     python -m helpers results-table [--ladder FILE] [--write]
                                                README's results table from the newest committed ladder
                                                (--write: into README, with figures/11_autotuning_*.svg)
@@ -31,7 +32,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from helpers.cli.commands import (EXIT_FAILED, EXIT_USAGE, EXIT_WRONG, block_list_arg, ints_arg, cmd_check, cmd_figures,
+from helpers.cli.commands import (EXIT_FAILED, EXIT_USAGE, EXIT_WRONG, block_list_arg, ints_arg, cmd_check, cmd_diff, cmd_figures,
                                   cmd_info, cmd_ladder, cmd_ncu, cmd_results_table, cmd_trace, cmd_tune)
 from helpers.core.errors import CourseError, KernelCompileError, VerificationError
 from helpers.core.stages import variants
@@ -40,7 +41,7 @@ from helpers.measure import ncu
 from helpers.run import backend
 from helpers.views import figure_files
 
-COMMANDS = {"info": cmd_info, "ladder": cmd_ladder, "check": cmd_check, "trace": cmd_trace, "tune": cmd_tune,
+COMMANDS = {"info": cmd_info, "ladder": cmd_ladder, "check": cmd_check, "trace": cmd_trace, "tune": cmd_tune, "diff": cmd_diff,
             "results-table": cmd_results_table, "figures": cmd_figures, "ncu": cmd_ncu,
             "notebooks": notebook_tools.main, "teacher": teacher.main}
 
@@ -85,6 +86,11 @@ def parser() -> argparse.ArgumentParser:
     tune.add_argument("--dry-run", action="store_true",
                       help="any backend: show the search space and verify the first --count candidates, untimed")
     tune.add_argument("--count", type=int, default=3, help="candidates a dry run verifies (default 3)")
+    dif = sub.add_parser("diff", help="a kernel's diff against the kernel it is built from: the stage's lesson")
+    dif.add_argument("variant", metavar="VARIANT", choices=[v.name for v in variants()],
+                     help="a registered kernel, e.g. 07_vectorized")
+    dif.add_argument("--context", type=int, default=2, help="lines of context (default 2)")
+    dif.add_argument("--code-only", action="store_true", help="leave out comments and blank lines")
     table = sub.add_parser("results-table", parents=[common], help="README's results table from the newest committed ladder")
     table.add_argument("--ladder", help="a ladder JSON (default: the newest results/gpu_*/ladder.json)")
     table.add_argument("--write", action="store_true",

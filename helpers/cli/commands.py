@@ -9,7 +9,9 @@ import sys
 import matplotlib
 import numpy as np
 
+from helpers.measure import tuning_space
 from helpers.core import paths
+from helpers.views import display
 from helpers.measure import ncu
 from helpers.views import figure_files
 from helpers.run import backend
@@ -223,7 +225,7 @@ def cmd_trace(args) -> int:
 
 def cmd_tune(args) -> int:
     if args.dry_run:
-        print(autotune.search_space(args.variant, args.radius).summary())
+        print(tuning_space.search_space(args.variant, args.radius).summary())
         print()
         result = autotune.dry_run(args.variant, count=args.count, radius=args.radius)
         print(f"{backend.banner()}\nThe first {len(result.rows)} candidates, verified on the catalogue's small "
@@ -272,4 +274,11 @@ def cmd_ncu(args) -> int:
         result["provenance"] = json.loads((folder / "provenance.json").read_text())
         json.dump(result, sys.stdout, indent=1)
         print()
+    return 0
+
+
+def cmd_diff(args) -> int:
+    v = stages.resolve(args.variant)
+    print(display.diff_text(v.parent, v.name, context=args.context, code_only=args.code_only) if v.parent
+          else f"{v.name} is the course's first kernel: it is built from no other.")
     return 0

@@ -67,7 +67,7 @@ def arch_limits(arch: str) -> ArchLimits:
     return ARCHS[a]
 
 
-def _known(arch: str) -> bool:
+def known_arch(arch: str) -> bool:
     try:
         arch_limits(arch)
         return True

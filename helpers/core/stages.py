@@ -32,6 +32,9 @@ class Variant:
     # The GPUs it compiles for: None (every GPU), "sm_80" (compute capability 8.0 and later) or
     # "sm_90a" (9.0 only: instructions of that architecture alone). The emulator runs them all.
     gpu_arch: str | None = None
+    # The kernel this one is built from ("What changed from <parent>" in its file's header): its diff
+    # against the parent's file is the stage's lesson. None for the first kernel of the course.
+    parent: str | None = None
 
     def unsupported_on(self, compute_capability: str) -> str | None:
         """Why this kernel cannot run on a GPU of that compute capability ("8.6"), or None."""
@@ -46,6 +49,11 @@ class Variant:
         wants = f"an sm_{need} GPU (compute capability {cc // 10}.{cc % 10}{' exactly' if exact else ' or later'})"
         return (f"{self.name} needs {wants}; this GPU is sm_{here}. It runs on the CPU emulator "
                 f"(TBT_BACKEND=cpu), and its committed GPU results are in results/.")
+
+    @property
+    def parent_variant(self) -> "Variant | None":
+        """The registered kernel this one is built from, or None."""
+        return variant(self.parent) if self.parent else None
 
     @property
     def stage_id(self) -> str:
@@ -85,7 +93,8 @@ class Stage:
         return self.notebook.exists()
 
 
-STAGES: tuple[Stage, ...] = (
+# Every stage in course order. (Not named STAGES: that is a pipelined kernel's number of shared buffers.)
+REGISTRY: tuple[Stage, ...] = (
     Stage("00", "setup", "Setup", "Backends, the device card, how the course works"),
     Stage("01", "cpu_loop_blocking", "CPU loop blocking", "Loop order, register and cache blocking on the CPU"),
     Stage("02", "naive", "Naive kernels and coalescing", "One thread per element; coalesced global access", (
@@ -93,65 +102,65 @@ STAGES: tuple[Stage, ...] = (
                 NaiveConfig, NaiveConfig(), (NaiveConfig(32, 8), NaiveConfig(7, 5), NaiveConfig(1, 64))),
         Variant("02_naive_coalesced", "sgemm_naive_coalesced",
                 "one thread per element, threadIdx.x along columns (coalesced)", CoalescedConfig,
-                CoalescedConfig(), (CoalescedConfig(32, 8), CoalescedConfig(7, 5), CoalescedConfig(1, 64))),
+                CoalescedConfig(), (CoalescedConfig(32, 8), CoalescedConfig(7, 5), CoalescedConfig(1, 64)), parent="02_naive"),
     )),
     Stage("03", "smem_tiling", "Shared-memory tiling", "Tiles of A and B staged in shared memory", (
         Variant("03_smem_tiling", "sgemm_smem_tiling", "TILE x TILE tiles of A and B in shared memory",
-                TileConfig, TileConfig(), (TileConfig(8), TileConfig(16), TileConfig(5))),
+                TileConfig, TileConfig(), (TileConfig(8), TileConfig(16), TileConfig(5)), parent="02_naive_coalesced"),
     )),
     Stage("04", "1d_thread_tiling", "1D thread tiling", "Each thread computes a column of TM results", (
         Variant("04_1d_thread_tiling", "sgemm_1d_thread_tiling",
                 "BM x BN block tile, BK-deep shared tiles, TM results per thread down a column",
                 ThreadTile1DConfig, ThreadTile1DConfig(),
                 (ThreadTile1DConfig(64, 64, 8, 8), ThreadTile1DConfig(16, 16, 4, 4),
-                 ThreadTile1DConfig(12, 12, 4, 3), ThreadTile1DConfig(64, 64, 16, 4))),
+                 ThreadTile1DConfig(12, 12, 4, 3), ThreadTile1DConfig(64, 64, 16, 4)), parent="03_smem_tiling"),
     )),
     Stage("05", "2d_thread_tiling", "2D thread tiling", "Each thread computes a TM x TN tile", (
         Variant("05_2d_thread_tiling", "sgemm_2d_thread_tiling",
                 "BM x BN block tile, BK-deep shared tiles, a TM x TN tile of results per thread",
                 ThreadTile2DConfig, ThreadTile2DConfig(),
                 (ThreadTile2DConfig(128, 128, 8, 8, 8), ThreadTile2DConfig(16, 16, 4, 2, 2),
-                 ThreadTile2DConfig(12, 12, 4, 3, 3), ThreadTile2DConfig(64, 32, 8, 8, 4))),
+                 ThreadTile2DConfig(12, 12, 4, 3, 3), ThreadTile2DConfig(64, 32, 8, 8, 4)), parent="04_1d_thread_tiling"),
     )),
     Stage("06", "bank_conflicts", "Bank conflicts", "Measuring and removing shared-memory bank conflicts", (
         Variant("06_padded", "sgemm_padded", "05 with PAD unused floats after each row of As",
                 PaddedTile2DConfig, PaddedTile2DConfig(),
                 (PaddedTile2DConfig(128, 128, 8, 8, 8), PaddedTile2DConfig(128, 128, 16, 16, 4),
-                 PaddedTile2DConfig(128, 128, 8, 8, 8, 4), PaddedTile2DConfig(12, 12, 4, 3, 3, 1))),
+                 PaddedTile2DConfig(128, 128, 8, 8, 8, 4), PaddedTile2DConfig(12, 12, 4, 3, 3, 1)), parent="05_2d_thread_tiling"),
         Variant("06_transposed_a", "sgemm_transposed_a", "05 with A's tile stored transposed in shared memory",
                 ThreadTile2DConfig, ThreadTile2DConfig(128, 128, 16, 8, 8),
                 (ThreadTile2DConfig(128, 128, 8, 8, 8), ThreadTile2DConfig(128, 128, 16, 16, 4),
-                 ThreadTile2DConfig(12, 12, 4, 3, 3))),
+                 ThreadTile2DConfig(12, 12, 4, 3, 3)), parent="05_2d_thread_tiling"),
         Variant("06_swizzled", "sgemm_swizzled", "05 with an XOR swizzle of As's columns",
                 ThreadTile2DConfig, ThreadTile2DConfig(128, 128, 16, 8, 8),
                 (ThreadTile2DConfig(128, 128, 8, 8, 8), ThreadTile2DConfig(128, 128, 16, 16, 4),
-                 ThreadTile2DConfig(12, 12, 4, 3, 3))),
+                 ThreadTile2DConfig(12, 12, 4, 3, 3)), parent="05_2d_thread_tiling"),
     )),
     Stage("07", "vectorized_access", "Vectorized access", "float4 loads and stores", (
         Variant("07_vectorized", "sgemm_vectorized",
                 "16-byte global and shared accesses, A transposed, thread tiles in runs of 4",
                 VectorizedConfig, VectorizedConfig(),
                 (VectorizedConfig(128, 128, 16, 8, 8), VectorizedConfig(32, 32, 8, 4, 4),
-                 VectorizedConfig(64, 128, 16, 8, 4))),
+                 VectorizedConfig(64, 128, 16, 8, 4)), parent="06_transposed_a"),
     )),
     Stage("08", "warp_tiling", "Warp tiling", "A warp tile between the block and the thread tile", (
         Variant("08_warp_tiling", "sgemm_warp_tiling", "07 with each warp owning a WM x WN tile of the block's",
                 WarpTileConfig, WarpTileConfig(),
                 (WarpTileConfig(128, 128, 8, 32, 64, 8, 8), WarpTileConfig(128, 128, 8, 64, 32, 8, 8),
-                 WarpTileConfig(32, 64, 8, 32, 64, 8, 8))),
+                 WarpTileConfig(32, 64, 8, 32, 64, 8, 8)), parent="07_vectorized"),
     )),
     Stage("09", "double_buffering", "Double buffering", "Prefetching the next tile; cp.async pipelines", (
         Variant("09_double_buffering", "sgemm_double_buffering",
                 "08 with the next tiles loaded into registers during the math, two shared buffers",
                 DoubleBufferConfig, DoubleBufferConfig(),
                 (DoubleBufferConfig(128, 256, 8, 64, 64, 8, 16, MIN_BLOCKS=1),
-                 DoubleBufferConfig(32, 64, 8, 32, 64, 8, 8, MIN_BLOCKS=1))),
+                 DoubleBufferConfig(32, 64, 8, 32, 64, 8, 8, MIN_BLOCKS=1)), parent="08_warp_tiling"),
         Variant("09_async_copy", "sgemm_async_copy",
                 "09_double_buffering with STAGES buffers filled by asynchronous copies (sm_80+)",
                 AsyncCopyConfig, AsyncCopyConfig(),
                 (AsyncCopyConfig(128, 128, 8, 32, 64, 8, 8, STAGES=3, MIN_BLOCKS=2),
                  AsyncCopyConfig(128, 128, 8, 32, 64, 8, 8, STAGES=4, MIN_BLOCKS=2),
-                 AsyncCopyConfig(32, 64, 8, 32, 64, 8, 8, STAGES=2, MIN_BLOCKS=1))),
+                 AsyncCopyConfig(32, 64, 8, 32, 64, 8, 8, STAGES=2, MIN_BLOCKS=1)), parent="09_double_buffering"),
     )),
     Stage("10", "tensor_cores", "Tensor cores (TF32)", "wmma fragments on the tensor cores", (
         Variant("10_tensor_cores", "sgemm_tensor_cores",
@@ -159,27 +168,27 @@ STAGES: tuple[Stage, ...] = (
                 TensorCoreConfig, TensorCoreConfig(),
                 (TensorCoreConfig(ROUND=0), TensorCoreConfig(ROUND=2), TensorCoreConfig(64, 64, 16, 32, 32, 2),
                  TensorCoreConfig(32, 32, 16, 16, 16, 2), TensorCoreConfig(128, 256, 32, 64, 64, 3)),
-                precision="tf32", gpu_arch="sm_80"),
+                precision="tf32", gpu_arch="sm_80", parent="09_async_copy"),
         Variant("10_wgmma", "sgemm_wgmma",
                 "10_tensor_cores on Hopper's asynchronous warpgroup MMA: 64 x BM x 8 products per warpgroup, "
                 "A's tile read by the tensor cores straight from shared memory (sm_90a)",
                 WgmmaConfig, WgmmaConfig(),
                 (WgmmaConfig(ROUND=1), WgmmaConfig(128, 128, 4), WgmmaConfig(64, 64, 3), WgmmaConfig(256, 128, 3)),
-                precision="tf32", gpu_arch="sm_90a"),
+                precision="tf32", gpu_arch="sm_90a", parent="10_tensor_cores"),
     )),
     Stage("11", "autotuning", "Autotuning and the final ladder", "Searching tile sizes; every stage compared"),
 )
 
 
 def stage(stage_id: str) -> Stage:
-    for s in STAGES:
+    for s in REGISTRY:
         if s.id == stage_id:
             return s
-    raise KeyError(f"no stage {stage_id!r}; stages are {', '.join(s.id for s in STAGES)}")
+    raise KeyError(f"no stage {stage_id!r}; stages are {', '.join(s.id for s in REGISTRY)}")
 
 
 def variants() -> tuple[Variant, ...]:
-    return tuple(v for s in STAGES for v in s.variants)
+    return tuple(v for s in REGISTRY for v in s.variants)
 
 
 @functools.lru_cache(maxsize=None)
@@ -188,3 +197,8 @@ def variant(name: str) -> Variant:
         if v.name == name:
             return v
     raise KeyError(f"no kernel variant {name!r}; registered: {', '.join(v.name for v in variants())}")
+
+
+def resolve(name_or_variant) -> Variant:
+    """A registered Variant, given it or its name: the one place names are looked up."""
+    return name_or_variant if isinstance(name_or_variant, Variant) else variant(str(name_or_variant))

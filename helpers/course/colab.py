@@ -68,7 +68,7 @@ def is_badge_cell(cell) -> bool:
 FIRST_CELL_TEMPLATE = """\
 # Every notebook of the course starts with this cell: it finds the course's root (the folder
 # holding helpers/) and says which backend runs the kernels, and on what. On Google Colab it
-# first fetches the course from GitHub and installs what Colab lacks (helpers/colab.py).
+# first fetches the course from GitHub and installs what Colab lacks (helpers/course/colab.py).
 import os, subprocess, sys
 from pathlib import Path
 ROOT = next((p for p in (Path.cwd(), *Path.cwd().parents) if (p / "helpers" / "__init__.py").is_file()), None)

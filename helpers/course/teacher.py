@@ -6,7 +6,8 @@
 
 What an answer is here: every checked exercise is one call of a checker in a code cell,
 `check_05_exercise_1(("?", "?"))`; the learner replaces the placeholders with an answer. The
-solutions are not in the notebooks: helpers/solutions.py computes them the way the checkers do.
+solutions are not in the notebooks: each stage's module of helpers/course/exercises registers them
+beside its checkers (SOLUTIONS), computed the way the checkers compute their answers.
 
 - A **student copy** has every checker call back on its placeholder (whatever answer the source
   notebook held), the checkers and everything else kept, and by default the outputs of the cells
@@ -29,6 +30,7 @@ import ast
 import copy
 import csv
 import dataclasses
+import functools
 import json
 import os
 import re
@@ -37,8 +39,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from helpers.course import exercises
 from helpers.course import notebook_tools
-from helpers.course import solutions
 from helpers.core.paths import ROOT
 from helpers.core.paths import NOTEBOOKS
 from helpers.course.exercises import is_placeholder
@@ -48,7 +50,7 @@ from helpers.core import progress
 
 HINT = re.compile(r"[ \t]*<details>\s*<summary>\s*Hint.*?</details>[ \t]*\n?", re.S | re.I)
 EXERCISES_HEADING = re.compile(r"^##\s.*\bExercises?\b", re.M)
-TEACHER_NOTE = ("**Teacher copy.** Every exercise cell holds its answer, computed by `helpers/solutions.py` "
+TEACHER_NOTE = ("**Teacher copy.** Every exercise cell holds its answer, computed by `helpers/course/exercises` "
                 "on {machine}; run the cells to see each checker's explanation. Not for students: "
                 "`python -m helpers teacher student-copies` makes their copies.")
 STATUSES = ("right", "wrong", "not attempted", "error")
@@ -82,7 +84,7 @@ def checker_calls(source: str) -> list[Call]:
             continue
         f = node.func
         name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
-        if not name or not solutions.CHECKER.match(name):
+        if not name or not exercises.CHECKER_NAME.match(name):
             continue
         parts = [*node.args, *node.keywords]
         if parts:
@@ -130,11 +132,24 @@ def _placeholder_for(name: str, known: dict[str, str]) -> str:
     if name in known:
         return known[name]
     try:
-        args = solutions.solution(name)
+        args = exercises.solution(name)
     except KeyError:
         return '"?"'
     shape = lambda a: tuple("?" for _ in a) if isinstance(a, tuple) else "?"   # noqa: E731
-    return solutions.as_source(tuple(shape(a) for a in args))
+    return as_source(tuple(shape(a) for a in args))
+
+
+def as_source(args: tuple) -> str:
+    """The arguments as Python source, as they go between the parentheses of the call."""
+    def one(a):
+        if isinstance(a, (set, frozenset)):
+            return "{" + ", ".join(one(x) for x in sorted(a)) + "}" if a else "set()"
+        if isinstance(a, tuple):
+            return "(" + ", ".join(one(x) for x in a) + ("," if len(a) == 1 else "") + ")"
+        if hasattr(a, "item"):            # a numpy scalar
+            a = a.item()
+        return repr(a)
+    return ", ".join(one(a) for a in args)
 
 
 # ---- copies -------------------------------------------------------------------------------------
@@ -165,7 +180,7 @@ def teacher_copy(nb, machine: str | None = None):
 
     def answer(name, args):
         try:
-            return solutions.as_source(solutions.solution(name))
+            return as_source(exercises.solution(name))
         except KeyError:
             missing.append(name)
             return None
@@ -199,9 +214,6 @@ def write_copies(kind: str, outdir: Path, notebooks: list[Path], **options) -> l
 def record_checks(log_path: str) -> None:
     """Wraps every checker of the course so that each call appends its verdict to `log_path` (one
     JSON object per line). The grader runs this in the student's kernel before any other cell."""
-    import functools
-    import importlib
-
     def wrap(name, f):
         @functools.wraps(f)
         def checked(*args, **kwargs):
@@ -220,11 +232,12 @@ def record_checks(log_path: str) -> None:
         with open(log_path, "a") as f:
             f.write(json.dumps({"check": name, "status": status, "message": message}) + "\n")
 
-    for module in solutions.checker_modules():
-        m = importlib.import_module(module)
-        for name, f in list(vars(m).items()):
-            if solutions.CHECKER.match(name) and callable(f) and not getattr(f, "__tbt_recorded__", False):
-                setattr(m, name, wrap(name, f))
+    # the package (what notebooks import) and each stage's module hold their own reference
+    for module in (exercises, *exercises.STAGE_MODULES):
+        for name in exercises.CHECKERS:
+            f = getattr(module, name, None)
+            if f is not None and not getattr(f, "__tbt_recorded__", False):
+                setattr(module, name, wrap(name, f))
 
 
 @dataclasses.dataclass
@@ -235,7 +248,7 @@ class ExerciseResult:
 
     @property
     def exercise(self) -> int:
-        return int(solutions.CHECKER.match(self.check).group(2))
+        return int(exercises.CHECKER_NAME.match(self.check).group(2))
 
 
 @dataclasses.dataclass
@@ -292,7 +305,7 @@ def grade(path, timeout: int = 600, exercises_only: bool = False, backend: str |
     except Exception as e:   # not a notebook, or broken JSON: say so and go on with the others
         return Grade(str(path), None, [], 0.0, mode, f"could not read it: {type(e).__name__}: {e}")
     stage = stage_of(nb, path)
-    known = solutions.checkers()
+    known = exercises.CHECKERS
     expected = [n for n in known if stage and n.startswith(f"check_{stage}_")]
     called = {c.name for cell in nb.cells if cell.cell_type == "code" for c in checker_calls(cell.source)}
     expected += sorted(n for n in called - set(expected) if n in known)
@@ -307,7 +320,7 @@ def grade(path, timeout: int = 600, exercises_only: bool = False, backend: str |
         log = Path(tmp) / "checks.jsonl"
         inject = nbformat.v4.new_code_cell(
             f"import sys as _sys\n_sys.path.insert(0, {str(ROOT)!r})\n"
-            f"from helpers import teacher as _teacher\n_teacher.record_checks({str(log)!r})\ndel _sys, _teacher")
+            f"from helpers.course import teacher as _teacher\n_teacher.record_checks({str(log)!r})\ndel _sys, _teacher")
         run.cells.insert(0, inject)
         env = {**os.environ, "TBT_PROGRESS": "0"}
         if backend:

@@ -34,14 +34,14 @@ def kernel_trace(variant, config: KernelConfig | None = None, M: int = TRACE_SIZ
                  K: int | None = None, blocks=(0,)) -> trace_mod.Trace:
     """A trace of a registered kernel (a Variant or its name) as its file is now: block 0 by
     default (blocks=None: trace.sample_blocks). Cached on the file's text, so do not modify it."""
-    v = stages.variant(variant) if isinstance(variant, str) else variant
+    v = stages.resolve(variant)
     config = config or v.default
     N = M if N is None else N
     K = M if K is None else K
     return _capture(v, config, M, N, K, None if blocks is None else tuple(blocks), v.path.read_text())
 
 
-def _requests(tr: trace_mod.Trace, warp: int | None = None, block: int | None = None, space: str | None = None):
+def trace_requests(tr: trace_mod.Trace, warp: int | None = None, block: int | None = None, space: str | None = None):
     """The trace's warp requests, optionally of one warp of one block and one kind of memory
     ('global', or 'shared' for static and dynamic shared memory)."""
     out = memory.requests(tr)
@@ -51,7 +51,7 @@ def _requests(tr: trace_mod.Trace, warp: int | None = None, block: int | None = 
             and (space is None or (q.space == "global") == (space == "global"))]
 
 
-def _num(x: float) -> str:
+def short_number(x: float) -> str:
     """A count or a mean of counts: whole numbers without a decimal point."""
     return f"{x:.0f}" if abs(x - round(x)) < 1e-9 else f"{x:.2f}"
 
@@ -88,7 +88,7 @@ class WarpAccess:
         return len({e * FLOAT_BYTES // SECTOR_BYTES for e in self.elements})
 
 
-def _group(reqs) -> dict[tuple, list]:
+def group_requests(reqs) -> dict[tuple, list]:
     groups: dict[tuple, list] = {}
     for q in reqs:
         groups.setdefault((q.line, q.op, q.array), []).append(q)
@@ -100,7 +100,7 @@ def warp_accesses(tr: trace_mod.Trace, warp: int = 0, block: int | None = None,
     """What warp `warp` of `block` (default: the first traced) asked of global (or shared)
     memory, one WarpAccess per (line, operation, array), in program order."""
     out = []
-    for (line, op, array), qs in _group(_requests(tr, warp, block, space)).items():
+    for (line, op, array), qs in group_requests(trace_requests(tr, warp, block, space)).items():
         first = qs[0]
         stats = []
         for q in qs:
@@ -162,7 +162,7 @@ def block_tile(variant, config: KernelConfig | None = None, span: int = 1024) ->
     """Which warp of block 0 stores each element of C, traced: an array [row, column] over the
     rows and columns of C block 0 writes, holding the warp number (-1 where no thread of the block
     stores). Traced on M = N = span (no block is wider or taller than 1024 threads) and K = 8."""
-    v = stages.variant(variant) if isinstance(variant, str) else variant
+    v = stages.resolve(variant)
     tr = kernel_trace(v, config, span, span, 8)
     ids = [b for b, name in tr.buffers.items() if name == "C"]
     r = tr.records
@@ -186,13 +186,13 @@ def sector_table(variants=("02_naive", "02_naive_coalesced"), block_x: int = 32,
     for name in variants:
         accesses = warp_accesses(stage02_trace(name, block_x, block_y, M, N, K))
         for i, a in enumerate(accesses):
-            out.append(f"{name if i == 0 else '':<20} {a.line:>4}  {a.label:<8} {a.requests:>8} {_num(a.mean_lanes):>5} "
-                       f"{_num(a.mean_addresses):>9} {_num(a.mean_sectors):>7} {_num(a.mean_ideal):>5} "
-                       f"{_num(a.mean_sectors * SECTOR_BYTES):>11} {_num(a.mean_bytes_used):>10}")
+            out.append(f"{name if i == 0 else '':<20} {a.line:>4}  {a.label:<8} {a.requests:>8} {short_number(a.mean_lanes):>5} "
+                       f"{short_number(a.mean_addresses):>9} {short_number(a.mean_sectors):>7} {short_number(a.mean_ideal):>5} "
+                       f"{short_number(a.mean_sectors * SECTOR_BYTES):>11} {short_number(a.mean_bytes_used):>10}")
         steps = max((a.requests for a in accesses), default=0)
         loop = [a for a in accesses if a.requests == steps]
         out.append(f"{'':<20} per step of the k loop ({' + '.join(a.label for a in loop)}, issued {steps} times): "
-                   f"{_num(sum(a.mean_sectors for a in loop))} sectors; warp 0 in all: "
+                   f"{short_number(sum(a.mean_sectors for a in loop))} sectors; warp 0 in all: "
                    f"{sum(a.total_sectors for a in accesses)} sectors")
     return "\n".join(out)
 
@@ -235,17 +235,17 @@ class BankView:
         """'lanes 0-15 -> word 0 (bank 0); lanes 16-31 -> word 16 (bank 16)'."""
         lanes, words = self.request.lanes, self.words
         if self.distinct_words == lanes.size > 1 and np.all(np.diff(words) == 1) and np.all(np.diff(lanes) == 1):
-            return (f"lanes {_ranges(lanes)} -> words {int(words[0])}-{int(words[-1])}, one each, in "
+            return (f"lanes {ranges_text(lanes)} -> words {int(words[0])}-{int(words[-1])}, one each, in "
                     f"{self.banks_used} banks")
         parts = []
         for w in np.unique(self.words)[:limit]:
             lanes = self.request.lanes[self.words == w]
-            parts.append(f"lane{'s' if lanes.size > 1 else ''} {_ranges(lanes)} -> word {int(w)} (bank {int(w) % BANKS})")
+            parts.append(f"lane{'s' if lanes.size > 1 else ''} {ranges_text(lanes)} -> word {int(w)} (bank {int(w) % BANKS})")
         more = self.distinct_words - limit
         return "; ".join(parts) + (f"; ... ({more} more word{'s' if more > 1 else ''})" if more > 0 else "")
 
 
-def _ranges(values) -> str:
+def ranges_text(values) -> str:
     """[0, 1, 2, 5, 16, 17] -> '0-2, 5, 16-17'."""
     values = sorted(int(v) for v in values)
     out, start = [], None
@@ -267,17 +267,17 @@ def shared_requests(tr: trace_mod.Trace, warp: int = 0, block: int | None = None
                     first_only: bool = True) -> list[memory.Request]:
     """Warp `warp`'s shared requests (loads by default), in program order; with first_only, the
     first of each (line, operation, array): one step of a loop."""
-    reqs = [q for q in _requests(tr, warp, block, "shared") if op is None or q.op == op]
+    reqs = [q for q in trace_requests(tr, warp, block, "shared") if op is None or q.op == op]
     if not first_only:
         return reqs
-    return [qs[0] for qs in _group(reqs).values()]
+    return [qs[0] for qs in group_requests(reqs).values()]
 
 
 def bank_summary(tr: trace_mod.Trace, warp: int = 0, block: int | None = None, detail: bool = True) -> str:
     """Plain text: warp `warp`'s shared requests per (line, operation, array), with the words and
     banks of the first one and the wavefronts of all of them."""
     block = tr.blocks[0] if block is None else block
-    groups = _group(_requests(tr, warp, block, "shared"))
+    groups = group_requests(trace_requests(tr, warp, block, "shared"))
     out = [f"{tr.kernel}, warp {warp} of block {block} (block {tr.block[0]} x {tr.block[1]}): its shared-memory requests",
            f"{'line':>4}  {'access':<9} {'requests':>8} {'lanes':>5} {'words':>5} {'banks':>5} {'max ways':>8} "
            f"{'wavefronts':>10} {'ideal':>5}   (words, banks: first request)"]
@@ -431,7 +431,7 @@ def global_load_counts(tr: trace_mod.Trace, array: str, rows: int, cols: int, bl
 REUSE_CASES = (("02_naive_coalesced", {"block_x": 16, "block_y": 16}), ("03_smem_tiling", {"tile": 16}))
 
 
-def _case(name: str, fields: dict):
+def reuse_case(name: str, fields: dict):
     v = stages.variant(name)
     return v, v.config(**fields)
 
@@ -445,13 +445,13 @@ def reuse_table(cases=REUSE_CASES, M: int = TRACE_SIZE, N: int | None = None, K:
            f"{'kernel (configuration)':<44} {'threads':>7} {'A loads':>8} {'per element':>11} {'B loads':>8} "
            f"{'per element':>11} {'multiply-adds per load':>22}"]
     for name, fields in cases:
-        v, config = _case(name, fields)
+        v, config = reuse_case(name, fields)
         tr = kernel_trace(v, config, M, N, K)
         a, b = global_load_counts(tr, "A", M, K), global_load_counts(tr, "B", K, N)
         fmas = int(np.count_nonzero(_stores(tr, "C", M, N))) * K   # the block's elements of C, K each
-        per = lambda x: _num(x.sum() / max(1, np.count_nonzero(x)))  # noqa: E731
+        per = lambda x: short_number(x.sum() / max(1, np.count_nonzero(x)))  # noqa: E731
         out.append(f"{name + ' (' + config.label() + ')':<44} {tr.threads_per_block:>7} {int(a.sum()):>8} "
-                   f"{per(a):>11} {int(b.sum()):>8} {per(b):>11} {_num(fmas / max(1, a.sum() + b.sum())):>22}")
+                   f"{per(a):>11} {int(b.sum()):>8} {per(b):>11} {short_number(fmas / max(1, a.sum() + b.sum())):>22}")
     return "\n".join(out)
 
 

@@ -32,7 +32,6 @@ stopped, and a repeated one is instant. Edit the kernel and its SHA-256 changes:
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as _dt
 import hashlib
 import json
@@ -44,7 +43,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from helpers.run import toolchain
-from helpers.core import arch
+from helpers.core.arch import DEFAULT_ARCH, arch_name
 from helpers.core import paths
 from helpers.run import backend
 from helpers.core import progress
@@ -55,27 +54,10 @@ from helpers.core.errors import CourseError, KernelCompileError, VerificationErr
 from helpers.core.paths import RESULTS_DIR
 from helpers.core.configs import KernelConfig
 from helpers.core.stages import Variant
+from helpers.measure.tuning_space import DEFAULT_RADIUS, search_space
 from helpers.emulator.compiler import cache_dir as emulator_cache
 from helpers.measure import bench
 
-
-def _powers(lo: int, hi: int) -> tuple[int, ...]:
-    return tuple(2**i for i in range(lo.bit_length() - 1, hi.bit_length()) if lo <= 2**i <= hi)
-
-
-# field name -> the values the search tries (the default's value is added if missing)
-RANGES: dict[str, tuple[int, ...]] = {
-    "block_x": _powers(1, 1024), "block_y": _powers(1, 1024),   # stage 02
-    "tile": _powers(1, 32),                                        # stage 03
-    "BM": _powers(16, 256), "BN": _powers(16, 256), "BK": _powers(4, 64),
-    "WM": _powers(8, 256), "WN": _powers(8, 256),
-    "TM": _powers(1, 32), "TN": _powers(1, 32),
-    "PAD": (0, 1, 2, 4, 8),
-    "STAGES": (2, 3, 4),
-    "MIN_BLOCKS": (1, 2, 3, 4),
-}
-THREADS = (64, 1024)
-DEFAULT_RADIUS = 2
 
 # a row's status
 TIMED, VERIFIED = "timed", "verified"
@@ -85,137 +67,6 @@ STATUSES = (TIMED, VERIFIED, COMPILE_ERROR, VERIFICATION_FAILED, LAUNCH_ERROR, L
 
 # the catalogue's shapes the CPU emulator runs in seconds: all but the 512^3 one
 SMALL_SHAPES = tuple(s for s in verify.CATALOGUE if s.M * s.N * s.K <= 2**23)
-
-
-# ---- the search space ----------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Rejected:
-    """A configuration of the ranges that is not a candidate, and the rule that dropped it."""
-    label: str
-    rule: str       # "kernel rule", "threads" or "fits on an SM"
-    reason: str
-
-
-@dataclass(frozen=True)
-class SearchSpace:
-    variant: str
-    arch: str
-    radius: int | None
-    ranges: dict[str, tuple[int, ...]]
-    fixed: tuple[str, ...]                 # fields without a range: kept at the default's value
-    configs: tuple[KernelConfig, ...]      # the candidates, the default first, then nearest first
-    distances: tuple[int, ...]             # steps of each candidate from the default
-    rejected: tuple[Rejected, ...]
-
-    def summary(self) -> str:
-        default = self.configs[0]
-        where = "in the whole space" if self.radius is None else f"within {self.radius} steps of the registered default"
-        lines = [f"{self.variant}: {len(self.configs)} candidates {where} ({default.label()}), for {self.arch}"]
-        for name, values in self.ranges.items():
-            if name in self.fixed:
-                lines.append(f"  {name}: kept at {values[0]} (no range; pass ranges={{'{name}': (...)}} to search it)")
-            else:
-                lines.append(f"  {name}: {', '.join(map(str, values))}")
-        by_rule: dict[str, list[Rejected]] = {}
-        for r in self.rejected:
-            by_rule.setdefault(r.rule, []).append(r)
-        for rule, found in by_rule.items():
-            lines.append(f"  left out by {rule}: {len(found)}, e.g. {found[0].label}: {found[0].reason}")
-        return "\n".join(lines)
-
-
-def _variant(variant) -> Variant:
-    return stages.variant(variant) if isinstance(variant, str) else variant
-
-
-def _field_ranges(v: Variant, ranges: dict | None) -> tuple[dict[str, tuple[int, ...]], tuple[str, ...]]:
-    out, fixed = {}, []
-    for f in dataclasses.fields(v.config_type):
-        default = getattr(v.default, f.name)
-        values = (ranges or {}).get(f.name, RANGES.get(f.name))
-        if values is None:
-            values = (default,)
-            fixed.append(f.name)
-        out[f.name] = tuple(sorted(set(values) | {default}))
-    return out, tuple(fixed)
-
-
-def _neighbours(ranges: dict[str, tuple[int, ...]], start: dict[str, int], radius: int | None):
-    """(distance, values) of every combination of the ranges within `radius` steps of `start`."""
-    names = list(ranges)
-
-    def walk(i: int, spent: int, chosen: tuple):
-        if i == len(names):
-            yield spent, dict(zip(names, chosen))
-            return
-        values = ranges[names[i]]
-        here = values.index(start[names[i]])
-        for j, x in enumerate(values):
-            cost = spent + abs(j - here)
-            if radius is None or cost <= radius:
-                yield from walk(i + 1, cost, chosen + (x,))
-    return walk(0, 0, ())
-
-
-def register_floor(config: KernelConfig) -> int:
-    """The fewest registers a thread can do with: its TM x TN accumulators and the TM + TN values of
-    A and B it multiplies them with (TN = 1 in stage 04); 0 for configurations without a thread tile."""
-    tm = getattr(config, "TM", None)
-    if tm is None:
-        return 0
-    tn = getattr(config, "TN", 1)
-    return tm * tn + tm + tn
-
-
-def _search_rule(config: KernelConfig, arch: str) -> tuple[str, str] | None:
-    """(rule, reason) when the search leaves this valid configuration out, else None."""
-    threads = config.threads()
-    if not THREADS[0] <= threads <= THREADS[1]:
-        return "threads", f"{threads} threads per block; the search keeps {THREADS[0]} to {THREADS[1]}"
-    need = getattr(config, "MIN_BLOCKS", 1)
-    try:
-        occ = arch.occupancy(arch, threads, register_floor(config), config.static_shared_bytes(),
-                                  config.shared_bytes())
-    except ValueError as e:
-        return "fits on an SM", str(e)
-    if occ.active_blocks < need:
-        return "fits on an SM", (f"{occ.describe().rstrip('.')}, with registers at their floor of "
-                                 f"{register_floor(config)} per thread; MIN_BLOCKS = {need}")
-    return None
-
-
-def search_space(variant, radius: int | None = DEFAULT_RADIUS, ranges: dict | None = None,
-                 arch: str = arch.DEFAULT_ARCH) -> SearchSpace:
-    """The candidates of a variant (a Variant or its name) and what was left out, by which rule.
-    radius=None searches every combination of the ranges (for stages 08-09, hundreds of thousands
-    to build: slow). `ranges` replaces RANGES for the fields it names."""
-    v = _variant(variant)
-    arch = arch.arch_name(arch)
-    field_ranges, fixed = _field_ranges(v, ranges)
-    start = {f: getattr(v.default, f) for f in field_ranges}
-    found, rejected = [], []
-    for distance, values in sorted(_neighbours(field_ranges, start, radius),
-                                   key=lambda dv: (dv[0], tuple(dv[1].values()))):
-        label = ", ".join(f"{k}={x}" for k, x in values.items())
-        try:
-            config = v.config_type(**values)
-        except ValueError as e:
-            rejected.append(Rejected(label, "kernel rule", str(e).split("): ", 1)[-1]))
-            continue
-        broken = _search_rule(config, arch) if distance else None   # the default is always kept
-        if broken:
-            rejected.append(Rejected(label, *broken))
-        else:
-            found.append((config, distance))
-    return SearchSpace(v.name, arch, radius, field_ranges, fixed, tuple(c for c, _ in found),
-                       tuple(d for _, d in found), tuple(rejected))
-
-
-def candidates(variant, radius: int | None = DEFAULT_RADIUS, ranges: dict | None = None,
-               arch: str = arch.DEFAULT_ARCH) -> list[KernelConfig]:
-    """The configurations a search of this variant tries: the registered default first, then the
-    valid ones nearest to it (see search_space for the rules)."""
-    return list(search_space(variant, radius, ranges, arch).configs)
 
 
 # ---- one candidate ---------------------------------------------------------------------------------
@@ -323,7 +174,7 @@ class TuneResult:
 
 
 def kernel_sha256(variant) -> str:
-    return hashlib.sha256(_variant(variant).path.read_bytes()).hexdigest()
+    return hashlib.sha256(stages.resolve(variant).path.read_bytes()).hexdigest()
 
 
 def gpu_slug(gpu_name: str) -> str:
@@ -334,11 +185,11 @@ def gpu_slug(gpu_name: str) -> str:
 
 # ---- on the emulator (or anywhere): enumerate and verify ------------------------------------------
 def dry_run(variant, count: int = 3, radius: int | None = DEFAULT_RADIUS, ranges: dict | None = None,
-            arch: str = arch.DEFAULT_ARCH) -> TuneResult:
+            arch: str = DEFAULT_ARCH) -> TuneResult:
     """Any backend, nothing timed: the first `count` candidates (the default and its nearest
     neighbours) compiled by ptxas for `arch` (registers, local memory) and verified on the
     catalogue's small shapes (SMALL_SHAPES) by the current backend."""
-    v = _variant(variant)
+    v = stages.resolve(variant)
     space = search_space(v, radius, ranges, arch)
     rows = []
     for config, distance in progress.bar(list(zip(space.configs, space.distances))[:count],
@@ -356,7 +207,7 @@ def cache_dir() -> Path:
 
 
 def cache_file(gpu_name: str, variant, size: int, directory: Path | str | None = None) -> Path:
-    v = _variant(variant)
+    v = stages.resolve(variant)
     return Path(directory or cache_dir()) / f"{gpu_slug(gpu_name)}_{v.name}_{kernel_sha256(v)[:16]}_{size}.json"
 
 
@@ -424,7 +275,7 @@ def tune(variant, size: int = 4096, radius: int | None = DEFAULT_RADIUS, ranges:
     """On a GPU: every candidate (search_space(variant, radius, ranges) for this GPU's architecture,
     or the `configs` given) verified on the catalogue, then timed at size^3 (median of `repeat`),
     cuBLAS timed before and after. Resumes from, and adds to, the cache (`cache`: its directory)."""
-    v = _variant(variant)
+    v = stages.resolve(variant)
     if backend.name() != "gpu":
         found = ", ".join(str(p.relative_to(paths.ROOT)) for p in committed())
         raise CourseError(
@@ -436,7 +287,7 @@ def tune(variant, size: int = 4096, radius: int | None = DEFAULT_RADIUS, ranges:
             f"space and verifies a few candidates.")
     if repeat < 10:
         raise ValueError(f"repeat = {repeat}: a median needs at least 10 timed launches.")
-    arch = arch.arch_name(backend.current().device_info().compute_capability)
+    arch = arch_name(backend.current().device_info().compute_capability)
     if configs is None:
         space = search_space(v, radius, ranges, arch)
         todo = list(zip(space.configs, space.distances))
@@ -534,7 +385,7 @@ def committed(directory: Path | str = RESULTS_DIR) -> list[Path]:
 def load(variant, path: Path | str | None = None, directory: Path | str = RESULTS_DIR) -> TuneResult:
     """A committed search of a variant, read back from a results file written by record(): by
     default the newest one (by its provenance date) that holds the variant. No GPU needed."""
-    v = _variant(variant)
+    v = stages.resolve(variant)
     files = [Path(path)] if path else committed(directory)
     found = []
     for f in files:
@@ -551,40 +402,6 @@ def load(variant, path: Path | str | None = None, directory: Path | str = RESULT
                       rows, data["sessions"][v.name], f)
 
 
-# ---- the search at a glance (notebook 11) -------------------------------------------------------------
-RULES = ("kernel rule", "threads", "fits on an SM")   # what drops a configuration, in the order checked
-
-
-def left_out_by(variant, arch: str = arch.DEFAULT_ARCH, **fields) -> tuple[str, str] | None:
-    """(rule, reason) when a search leaves this configuration out, else None: it is a candidate of any
-    search that reaches it. Fields not given keep the registered default's value. (A search keeps its
-    own default whatever the rules say; this function applies them to every configuration.)"""
-    v = _variant(variant)
-    try:
-        config = v.config_type(**{**asdict(v.default), **fields})
-    except ValueError as e:
-        return "kernel rule", str(e).split("): ", 1)[-1]
-    return _search_rule(config, arch.arch_name(arch))
-
-
-def space_counts(variants=None, radius: int | None = DEFAULT_RADIUS, arch: str = arch.DEFAULT_ARCH) -> list[dict]:
-    """Per variant (default: every registered one): how many combinations its ranges hold, how many
-    lie within `radius` steps of the default, how many of those are candidates and how many each
-    rule dropped."""
-    out = []
-    for v in (variants or stages.variants()):
-        space = search_space(v, radius, arch=arch)
-        combinations = 1
-        for values in space.ranges.values():
-            combinations *= len(values)
-        row = {"variant": space.variant, "fields searched": len(space.ranges) - len(space.fixed),
-               "in the ranges": combinations, "reached": len(space.configs) + len(space.rejected),
-               "candidates": len(space.configs)}
-        row.update({f"left out: {rule}": sum(r.rule == rule for r in space.rejected) for rule in RULES})
-        out.append(row)
-    return out
-
-
 def committed_searches(directory: Path | str = RESULTS_DIR) -> list[TuneResult]:
     """Every variant's newest committed search (load()), in registry order; variants no longer
     registered are skipped. No GPU needed."""
@@ -595,7 +412,7 @@ def committed_searches(directory: Path | str = RESULTS_DIR) -> list[TuneResult]:
     return [load(name, directory=directory) for name in order if name in names]
 
 
-def _default_row(result: TuneResult) -> dict | None:
+def default_row(result: TuneResult) -> dict | None:
     """The row of the configuration the search started from (its registered default then)."""
     return next((r for r in result.rows if r.get("distance") == 0), None)
 
@@ -606,7 +423,7 @@ def search_summary(results: list[TuneResult]) -> list[dict]:
     not told apart from noise). Every number read from the rows."""
     out = []
     for r in results:
-        default, best = _default_row(r), r.best
+        default, best = default_row(r), r.best
         timed = default is not None and default["status"] == TIMED
         gain = 100.0 * (best["tflops"] / default["tflops"] - 1) if timed and best else None
         drift = r.cublas_drift_pct

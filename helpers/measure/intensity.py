@@ -265,7 +265,7 @@ def model(variant_name: str) -> Callable[..., Intensity]:
 
 def intensity(variant, M: int, N: int, K: int, config: KernelConfig | None = None) -> Intensity:
     """The model of a variant (a Variant or its name) at M, N, K; its default configuration unless given."""
-    v = stages.variant(variant) if isinstance(variant, str) else variant
+    v = stages.resolve(variant)
     _check(M, N, K)
     config = config or v.default
     if not isinstance(config, v.config_type):

@@ -181,18 +181,32 @@ def disassemble(arch: str = "sm_90", only: tuple[str, ...] = ()) -> str:
     return "\n".join(out)
 
 
+def committed_runs(case_label: str):
+    """(run folder, comparison data, rows of this configuration) of each committed Nsight Compute run
+    that measured it, newest first."""
+    for run in sorted(RESULTS_DIR.glob("ncu_*/comparison.json"), reverse=True):
+        data = json.loads(run.read_text())
+        rows = [r for r in data["rows"] if r["case"] == case_label]
+        if rows:
+            yield run.parent, data, rows
+
+
+def committed_figure(case_label: str, metric: str) -> int | None:
+    """The GPU's count of `metric` for one configuration in the newest committed run that measured it."""
+    for _, _, rows in committed_runs(case_label):
+        for r in rows:
+            if r["metric"] == metric:
+                return int(r["gpu"])
+    return None
+
+
 def committed(case_label: str) -> str:
     """A committed GPU run's figures for one configuration beside the emulator's, and the wide
     shared-memory instructions of its SASS: the table notebooks show."""
-    runs = sorted(RESULTS_DIR.glob("ncu_*/comparison.json"))
-    for run in reversed(runs):
-        data = json.loads(run.read_text())
-        rows = [r for r in data["rows"] if r["case"] == case_label]
-        if not rows:
-            continue
+    for folder, data, rows in committed_runs(case_label):
         p = data.get("provenance", {})
         lines = [f"{case_label} at {data['size']}^3, every block; Nsight Compute on {p.get('gpu', '?')} "
-                 f"({p.get('date', '?')[:10]}) beside the emulator's trace ({run.parent.name}):",
+                 f"({p.get('date', '?')[:10]}) beside the emulator's trace ({folder.name}):",
                  f"  {'metric':<28} {'GPU':>10} {'emulator':>10}  verdict"]
         lines += [f"  {r['metric']:<28} {r['gpu']:>10.0f} {r['emulator']:>10.0f}  {r['verdict']}" for r in rows]
         wide = data["wide_shared_instructions"].get(case_label, [])

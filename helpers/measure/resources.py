@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from helpers.core import stages
 from helpers.core.configs import KernelConfig
 from helpers.core.stages import Variant
-from helpers.core.arch import DEFAULT_ARCH, KIB, Occupancy, _known, arch_name, occupancy
+from helpers.core.arch import DEFAULT_ARCH, KIB, Occupancy, known_arch, arch_name, occupancy
 from helpers.run.toolchain import ptxas_info, toolchain
 from helpers.run import kernel_loader as kernels
 from helpers.run import backend
@@ -78,9 +78,6 @@ class KernelResources:
         return text + f"\n(source: {self.source})"
 
 
-def _resolve(variant) -> Variant:
-    return stages.variant(variant) if isinstance(variant, str) else variant
-
 
 def _threads(config: KernelConfig) -> int:
     return math.prod(config.block())
@@ -90,7 +87,7 @@ def _from_ptxas(v: Variant, config: KernelConfig, arch: str) -> KernelResources:
     ne = v.name_expression(config)
     info = ptxas_info(v.path, ne, arch)
     threads, dyn = _threads(config), config.shared_bytes()
-    occ = occupancy(info.arch, threads, info.registers, info.shared_bytes, dyn) if _known(info.arch) else None
+    occ = occupancy(info.arch, threads, info.registers, info.shared_bytes, dyn) if known_arch(info.arch) else None
     return KernelResources(v.name, ne, config.label(), info.arch, threads, info.registers, info.shared_bytes, dyn,
                            info.stack_frame_bytes, info.spill_store_bytes, info.spill_load_bytes, info.barriers,
                            None, f"ptxas -v for {info.arch}, {toolchain().describe()}", occ)
@@ -111,7 +108,7 @@ def _from_gpu(v: Variant, config: KernelConfig) -> KernelResources:
     info = backend.current().device_info()
     arch = "sm_" + info.compute_capability.replace(".", "")
     regs, smem = int(fn.num_regs), int(fn.shared_size_bytes)
-    occ = occupancy(arch, threads, regs, smem, dyn) if _known(arch) else None
+    occ = occupancy(arch, threads, regs, smem, dyn) if known_arch(arch) else None
     if dyn > 48 * KIB:
         fn.max_dynamic_shared_size_bytes = dyn
     driver = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(fn.kernel.ptr, threads, dyn)
@@ -124,7 +121,7 @@ def kernel_resources(variant, config: KernelConfig | None = None, arch: str | No
     """Resources of one instantiation of a registered variant (a Variant or its name). With no
     `arch` on a GPU: the compiled kernel's attributes on that GPU. Otherwise ptxas for `arch`
     (default sm_90)."""
-    v = _resolve(variant)
+    v = stages.resolve(variant)
     config = config or v.default
     if not isinstance(config, v.config_type):
         raise TypeError(f"{v.name} takes a {v.config_type.__name__}, not a {type(config).__name__}.")

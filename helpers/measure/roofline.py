@@ -195,7 +195,7 @@ def _registered_results(gpu_name: str, directory) -> list[tuple[dict, dict, str,
     """(row, provenance, label, file) for every committed row of a registered variant or cuBLAS measured on
     this GPU, read through helpers.display.gpu_results."""
     out, seen = [], set()
-    for s in stages.STAGES:
+    for s in stages.REGISTRY:
         if not s.variants:
             continue
         for rs in gpu_results(s.id, directory).sets:

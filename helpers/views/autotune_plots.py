@@ -2,8 +2,8 @@
 """
 
 from __future__ import annotations
-from helpers.measure.autotune import TIMED
-from helpers.measure.autotune import RULES, TuneResult, _default_row, searches_label, space_counts
+from helpers.measure.autotune import TIMED, TuneResult, default_row, searches_label
+from helpers.measure.tuning_space import RULES, space_counts
 
 
 def plot_space(rows: list[dict] | None = None):
@@ -28,7 +28,7 @@ def plot_space(rows: list[dict] | None = None):
     ax.set_xlabel("configurations within the search's radius of the registered default")
     ax.grid(True, axis="x", alpha=0.3)
     ax.legend(loc="upper right", fontsize=8.5)
-    ax.set_title("What a search reaches, and what the rules leave out (ranges: helpers.autotune.RANGES)")
+    ax.set_title("What a search reaches, and what the rules leave out (ranges: helpers.measure.tuning_space.RANGES)")
     return fig
 
 
@@ -41,7 +41,7 @@ def plot_searches(results: list[TuneResult]):
     for i, r in enumerate(results):
         speeds = [x["tflops"] for x in r.rows if x["status"] == TIMED]
         ax.scatter(speeds, [i] * len(speeds), s=14, color="#9a9a9a", alpha=0.7, label="a candidate" if i == 0 else None)
-        default, best = _default_row(r), r.best
+        default, best = default_row(r), r.best
         if default is not None and default["status"] == TIMED:
             ax.scatter([default["tflops"]], [i], marker="D", s=42, color="black", zorder=3,
                        label="the default it started from" if i == 0 else None)

@@ -47,7 +47,7 @@ def stage_rows() -> list[dict]:
     """One row per stage of the registry: id, title, technique, notebook, built or coming, kernels."""
     return [{"id": s.id, "title": s.title, "technique": s.technique, "notebook": s.notebook.name,
              "status": "built" if s.built else "coming", "kernels": ", ".join(v.name for v in s.variants)}
-            for s in stages.STAGES]
+            for s in stages.REGISTRY]
 
 
 def stage_map() -> Markdown:
@@ -64,7 +64,7 @@ def _kernel_path(name_or_path) -> Path:
     p = Path(name_or_path)
     if p.suffix in (".cu", ".cuh"):
         return p if p.is_absolute() else ROOT / p
-    return stages.variant(str(name_or_path)).path
+    return stages.resolve(name_or_path).path
 
 
 def kernel_source(name_or_path) -> Markdown:
@@ -91,6 +91,14 @@ def diff_text(old, new, context: int = 2, code_only: bool = False) -> str:
 def kernel_diff(old, new, context: int = 2, code_only: bool = False) -> Markdown:
     text = diff_text(old, new, context, code_only)
     return Markdown(f"```diff\n{text}\n```" if text else "The two files are identical.")
+
+
+def lesson_diff(variant, context: int = 2, code_only: bool = False) -> Markdown:
+    """A kernel's diff against the kernel it is built from (Variant.parent): the stage's one idea."""
+    v = stages.resolve(variant)
+    if v.parent is None:
+        raise ValueError(f"{v.name} is the course's first kernel: it is built from nothing, so there is no diff.")
+    return kernel_diff(v.parent, v.name, context, code_only)
 
 
 

@@ -34,7 +34,7 @@ import numpy as np
 from helpers.measure import memory
 from helpers.core import stages
 from helpers.measure import trace as trace_mod
-from helpers.measure.accesses import REUSE_CASES, _case, _group, _num, _ranges, _requests, access, array_origin, global_load_counts, kernel_trace, shared_requests, stage02_trace, warp_accesses
+from helpers.measure.accesses import REUSE_CASES, reuse_case, group_requests, short_number, ranges_text, trace_requests, access, array_origin, global_load_counts, kernel_trace, shared_requests, stage02_trace, warp_accesses
 from helpers.views.style import CONFLICT_COLOR, LANE_CMAP, SECTOR_FILL, VARIANT_COLORS
 
 
@@ -169,7 +169,7 @@ def plot_sectors(tr: trace_mod.Trace, ax=None, warp: int | None = None):
     """Sectors per global request for each (source line, operation, array) of the traced blocks
     (one warp with `warp`), beside the fewest the requests' bytes could fit in. Returns the figure."""
     import matplotlib.pyplot as plt
-    groups = _group(_requests(tr, warp, None, "global"))
+    groups = group_requests(trace_requests(tr, warp, None, "global"))
     labels, got, ideal = [], [], []
     for (line, op, array), qs in groups.items():
         s = np.array([memory.sectors(q) for q in qs], dtype=float)
@@ -185,8 +185,8 @@ def plot_sectors(tr: trace_mod.Trace, ax=None, warp: int | None = None):
     ax.bar(x + 0.2, ideal, 0.4, label="ideal: the same bytes, packed", color="#1b9e77")
     top = max(got + ideal + [1])
     for xi, g, i in zip(x, got, ideal):
-        ax.text(xi - 0.2, g + top * 0.02, _num(g), ha="center", fontsize=8)
-        ax.text(xi + 0.2, i + top * 0.02, _num(i), ha="center", fontsize=8)
+        ax.text(xi - 0.2, g + top * 0.02, short_number(g), ha="center", fontsize=8)
+        ax.text(xi + 0.2, i + top * 0.02, short_number(i), ha="center", fontsize=8)
     ax.set_xticks(x, labels, fontsize=8)
     ax.set_ylim(0, top * 1.3)
     ax.set_ylabel("32-byte sectors per warp request")
@@ -228,7 +228,7 @@ def plot_reuse(cases=REUSE_CASES, M: int = 32, N: int | None = None, K: int | No
     K = M if K is None else K
     data = []
     for name, fields in cases:
-        v, config = _case(name, fields)
+        v, config = reuse_case(name, fields)
         tr = kernel_trace(v, config, M, N, K)
         data.append((v, config, tr, global_load_counts(tr, "A", M, K), global_load_counts(tr, "B", K, N)))
     vmax = max(int(max(a.max(), b.max())) for *_, a, b in data)
@@ -256,11 +256,11 @@ def plot_reuse(cases=REUSE_CASES, M: int = 32, N: int | None = None, K: int | No
             ax.tick_params(labelsize=7.5)
             values = np.unique(sub[sub > 0])
             per = counts.sum() / max(1, np.count_nonzero(counts))
-            ax.text((c0 + c1 + 1) / 2, (r0 + r1 + 1) / 2, f"{_num(per)}x" if values.size == 1 else f"{_num(per)}x\n(mean)",
+            ax.text((c0 + c1 + 1) / 2, (r0 + r1 + 1) / 2, f"{short_number(per)}x" if values.size == 1 else f"{short_number(per)}x\n(mean)",
                     ha="center", va="center", fontsize=18, fontweight="bold", color="black",
                     bbox={"boxstyle": "round,pad=0.25", "facecolor": "white", "alpha": 0.8, "edgecolor": "none"})
             ax.set_title(f"{what}: {np.count_nonzero(counts)} elements, {int(counts.sum())} loads\n"
-                         f"each loaded {_num(per)} time{'s' if per != 1 else ''}", fontsize=9.5)
+                         f"each loaded {short_number(per)} time{'s' if per != 1 else ''}", fontsize=9.5)
         axa.annotate(f"{v.name} ({config.label()}), block 0: {tr.threads_per_block} threads",
                      xy=(0, 1.3), xycoords="axes fraction", fontsize=11, fontweight="bold", ha="left")
     fig.text(0.125, 0.04, f"M = {M}, N = {N}, K = {K}; global loads counted from memory traces of the kernel files "
@@ -325,7 +325,7 @@ def draw_03_bank_grid(path: Path) -> Path:
             for ax, q in zip(row_axes, reqs):
                 plot_bank_grid(q, ax, array_origin(tr, q))
             rows = max(1, WARP_SIZE // tile)
-            row_axes[0].annotate(f"tile = {tile}: warp 0 is threadIdx.y = {_ranges(range(rows))} "
+            row_axes[0].annotate(f"tile = {tile}: warp 0 is threadIdx.y = {ranges_text(range(rows))} "
                                  f"({rows} row{'s' if rows > 1 else ''} of the tile)",
                                  xy=(0, 1.13), xycoords="axes fraction", fontsize=12, fontweight="bold", ha="left")
         fig.text(0.125, 0.075, "Traced from kernels/03_smem_tiling.cu (64 x 64 x 64 problem, block 0, warp 0, k = 0). "

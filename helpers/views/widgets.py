@@ -253,7 +253,7 @@ class TileResult:
 
 
 def config_fields(variant) -> list[str]:
-    v = stages.variant(variant) if isinstance(variant, str) else variant
+    v = stages.resolve(variant)
     return [f.name for f in dataclasses.fields(v.config_type)]
 
 
@@ -345,7 +345,7 @@ def describe_tile_config(r: TileResult) -> str:
                      f"{what}, {rep.wavefronts} wavefront{'s' if rep.wavefronts > 1 else ''} (ideal {rep.ideal})")
     if r.sectors:
         lines.append("  global, sectors per request (ideal): " + ", ".join(
-            f"{a.label} {accesses._num(a.mean_sectors)} ({accesses._num(a.mean_ideal)})" for a in r.sectors))
+            f"{a.label} {accesses.short_number(a.mean_sectors)} ({accesses.short_number(a.mean_ideal)})" for a in r.sectors))
     i = r.intensity
     if i is not None:
         smem = f", {i.smem:.3g} FLOP per shared-memory byte" if i.smem is not None else ""

@@ -1,0 +1,90 @@
+"""What every checker returns, and the reading of answers that several stages share.
+
+A checker takes the learner's answer and returns Feedback: right, or what is wrong with this
+particular answer. Checkers never raise, so an exercise cell always runs: an answer that cannot be
+read comes back as Feedback saying so (the parse_* helpers return it in place of the value).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Feedback:
+    ok: bool
+    message: str
+    attempted: bool = True      # False: the answer is still the notebook's placeholder
+
+    @property
+    def status(self) -> str:
+        """'right', 'wrong' or 'not attempted' (what the teacher's grader reports)."""
+        return "right" if self.ok else "wrong" if self.attempted else "not attempted"
+
+    def __str__(self) -> str:
+        return f"{'Correct' if self.ok else 'Not yet'}: {self.message}"
+
+    __repr__ = __str__
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+
+def right(message: str) -> Feedback:
+    return Feedback(True, message)
+
+
+def wrong(message: str) -> Feedback:
+    return Feedback(False, message)
+
+
+AGAIN = " Then run the cell again: the checker says whether it is right, or what is wrong with it."
+
+
+def unanswered(message: str) -> Feedback:
+    """The answer is still the placeholder: say what to put there, and what happens next."""
+    return Feedback(False, message + AGAIN, attempted=False)
+
+
+def is_placeholder(answer) -> bool:
+    if isinstance(answer, (tuple, list)):
+        return any(is_placeholder(a) for a in answer)
+    return answer is None or answer is Ellipsis or (isinstance(answer, str) and answer.strip() in ("", "?", "..."))
+
+
+def is_placeholder_set(answer) -> bool:
+    """The placeholder, or a set that still holds one ({'?'}): the set answers of stages 06 and 11."""
+    return is_placeholder(answer) or (isinstance(answer, (set, frozenset)) and any(is_placeholder(a) for a in answer))
+
+
+def parse_pair(answer, what: str):
+    """(int, int) from the learner's answer, or Feedback saying what is wrong with it."""
+    if is_placeholder(answer):
+        return unanswered(f"replace the placeholders with two whole numbers: {what}.")
+    try:
+        pair = tuple(int(v) for v in answer)
+    except (TypeError, ValueError):
+        return wrong(f"give two whole numbers as a tuple, like (3, 4): {what}; got {answer!r}.")
+    if len(pair) != 2:
+        return wrong(f"give exactly two numbers, {what}; got {len(pair)}.")
+    return pair
+
+
+def parse_whole_pair(answer, what: str):
+    """(int, int) from the learner's answer, refusing fractions; or Feedback saying what is wrong."""
+    pair = parse_pair(answer, what)
+    if isinstance(pair, Feedback):
+        return pair
+    if any(isinstance(v, float) and not float(v).is_integer() for v in answer):
+        return wrong(f"give whole numbers: {what}; a fraction of a block or a warp cannot run.")
+    return pair
+
+
+def parse_whole(answer, unit: str):
+    """A whole number from the learner's answer, or Feedback saying what is wrong with it."""
+    if is_placeholder(answer):
+        return unanswered(f"replace the placeholder with a whole number of {unit}.")
+    try:
+        return int(answer)
+    except (TypeError, ValueError):
+        return wrong(f"answer with a whole number of {unit}, not {answer!r}.")

@@ -1,0 +1,109 @@
+"""Stage 03's exercises (shared-memory tiling): how often a block loads each element of A with and
+without the tile, and the bank conflict of a load from the tile, both traced from the kernel files."""
+
+from __future__ import annotations
+
+from helpers.core import stages
+from helpers.core.arch import WARP_SIZE
+from helpers.course.exercises.feedback import Feedback, parse_pair, right, wrong
+from helpers.course.exercises.traces import words_and_wavefronts
+from helpers.measure import accesses
+
+EX03_1_TILE = 16          # 03_smem_tiling with tile 16 against 02_naive_coalesced with a 16 x 16 block
+
+
+def _loads_per_element(name: str, fields: dict) -> int:
+    v = stages.variant(name)
+    n = accesses.TRACE_SIZE
+    counts = accesses.global_load_counts(accesses.kernel_trace(v, v.config(**fields)), "A", n, n)
+    used = counts[counts > 0]
+    return round(used.mean()) if used.size else 0
+
+
+def _ex03_1_counts() -> tuple[int, int]:
+    """(tiled, naive) loads per element of A, as exercise 1 asks for them."""
+    t = EX03_1_TILE
+    return (_loads_per_element("03_smem_tiling", {"tile": t}),
+            _loads_per_element("02_naive_coalesced", {"block_x": t, "block_y": t}))
+
+
+def check_03_exercise_1(answer) -> Feedback:
+    """(tiled, naive): how many times block 0 loads each element of A it uses from global memory,
+    in 03_smem_tiling (tile 16) and in 02_naive_coalesced (block 16 x 16), M = N = K = 64."""
+    pair = parse_pair(answer, "(loads per element in 03_smem_tiling, loads per element in 02_naive_coalesced)")
+    if isinstance(pair, Feedback):
+        return pair
+    t = EX03_1_TILE
+    tiled, naive = _ex03_1_counts()
+    n, got = accesses.TRACE_SIZE, pair
+    if got == (tiled, naive):
+        return right(f"in 02_naive_coalesced every one of the {t} threads of a row of the block reads A[row][k] "
+                     f"itself, {naive} loads of each element; in 03_smem_tiling one thread copies it into As and all "
+                     f"{t} read it from shared memory: {tiled} load. Global loads drop by the tile size, {t}x.")
+    if got == (naive, tiled):
+        return wrong("the two numbers are swapped: the first is the tiled kernel (03_smem_tiling).")
+    if got[0] == n // t:
+        return wrong(f"{n // t} is the number of tiles along K (K / tile = {n} / {t}). Each element A[row][k] lies in "
+                     f"exactly one of them: how many times is it copied into As?")
+    if got[0] != tiled:
+        return wrong("in 03_smem_tiling, count the loads of A on the line `As[ty][tx] = ... *a`: "
+                     f"for one tile k0, which (ty, tx) reads a given A[row][k0 + tx]? How many such threads are there?")
+    if got[1] in (n, t * t):
+        return wrong(f"{got[1]} counts too many threads: A[row][k] is used by the threads computing row `row` of C "
+                     f"in this block. How many columns of C does a {t} x {t} block cover?")
+    return wrong("the tiled count is right. For 02_naive_coalesced: every thread runs the whole k loop and reads "
+                 f"A[row * K + k] itself. How many threads of the block share one row?")
+
+
+EX03_2_TILE = 8           # warp 0's first load of As[ty][k] with tile 8
+
+
+def _as_load(tile: int):
+    v = stages.variant("03_smem_tiling")
+    tr = accesses.kernel_trace(v, v.config(tile=tile))
+    req = next(q for q in accesses.shared_requests(tr) if q.array == "As")
+    return accesses.bank_view(tr, req)
+
+
+def check_03_exercise_2(answer) -> Feedback:
+    """(distinct words, wavefronts) of warp 0's first load of As[ty][k] in the inner loop, tile 8."""
+    pair = parse_pair(answer, "(distinct words of As, wavefronts)")
+    if isinstance(pair, Feedback):
+        return pair
+    t = EX03_2_TILE
+    view = _as_load(t)
+    words, wavefronts = view.distinct_words, view.report.wavefronts
+    rows = WARP_SIZE // t
+    got_words, got_waves = pair
+    if pair == (words, wavefronts):
+        return right(f"warp 0 is threadIdx.y = 0..{rows - 1} with threadIdx.x = 0..{t - 1} each. Lanes of one row "
+                     f"read the same As[ty][k] (a broadcast), so the request holds {words} words; they are "
+                     f"As[ty][k] = word ty * {t} + k, in banks {', '.join(str(int(b)) for b in sorted(set(view.banks)))}: "
+                     f"all different, so {wavefronts} wavefront. ({view.lane_groups()}.)")
+    if got_words != words:
+        if got_words == 1:
+            return wrong(f"one word is the tile = 32 case, where warp 0 is a single row (ty = 0). With tile = {t} "
+                         f"the 32 lanes of warp 0 are threads 0..31 of the {t} x {t} block: how many values of "
+                         f"threadIdx.y do they have?")
+        if got_words == WARP_SIZE:
+            return wrong("lanes that read the SAME address are one word, however many lanes read it. As[ty][k] "
+                         "depends on ty only (k is the same for the whole warp at one step).")
+        if got_words == t:
+            return wrong(f"{t} is how many lanes share each word (one row of the tile). The question is how many "
+                         f"different words: how many rows (values of ty) does warp 0 span?")
+        return wrong(f"{got_words} words is not what warp 0 reads. Lane = threadIdx.x + {t} * threadIdx.y; "
+                     f"As[ty][k] depends on ty only. How many values of ty does warp 0 hold?")
+    if got_waves == got_words:
+        return wrong(f"{words} different words cost extra wavefronts only when two of them fall in the same bank. "
+                     f"As[ty][k] is word ty * {t} + k of As: in which banks are the words of ty = 0..{rows - 1}?")
+    if got_waves < 1:
+        return wrong("every request takes at least one wavefront.")
+    return wrong(f"the words are right ({words}). Now the banks: bank = word mod 32, word = ty * {t} + k. "
+                 f"Wavefronts = the most different words any one bank must serve.")
+
+
+# checker -> the arguments that make it say "Correct"
+SOLUTIONS = {
+    check_03_exercise_1: lambda: (_ex03_1_counts(),),
+    check_03_exercise_2: lambda: words_and_wavefronts(_as_load(EX03_2_TILE)),
+}

@@ -1,0 +1,123 @@
+"""Stage 04's exercises (1D thread tiling): the occupancy calculator by hand, and the bank conflict
+of warp 0's load from the A tile when the block tile is narrow (traced from the kernel file)."""
+
+from __future__ import annotations
+
+from helpers.core import arch
+from helpers.core import stages
+from helpers.core.arch import WARP_SIZE
+from helpers.course.exercises.feedback import Feedback, parse_pair, parse_whole_pair, right, wrong
+from helpers.course.exercises.traces import first_shared_load, words_and_wavefronts
+
+# Exercise 1: the occupancy calculator by hand, for the default configuration with the register
+# count the H200 run recorded for it (results/stages_04_05_h200_2026-11-22.json), so the answer
+# does not depend on the compiler installed here.
+EX04_1_REGISTERS = 80
+EX04_1_ARCH = "sm_90"
+
+
+def _ex04_1_occupancy() -> arch.Occupancy:
+    c = stages.variant("04_1d_thread_tiling").default
+    return arch.occupancy(EX04_1_ARCH, c.threads(), EX04_1_REGISTERS, c.static_shared_bytes())
+
+
+def _ex04_1_want() -> tuple[int, int]:
+    occ = _ex04_1_occupancy()
+    return occ.active_blocks, occ.active_warps
+
+
+def check_04_exercise_1(answer) -> Feedback:
+    """(blocks, warps): how many blocks of the default 04 configuration, and so how many warps,
+    an SM of compute capability 9.0 holds at once with 80 registers per thread."""
+    pair = parse_whole_pair(answer, "(blocks per SM, warps per SM)")
+    if isinstance(pair, Feedback):
+        return pair
+    c = stages.variant("04_1d_thread_tiling").default
+    occ = _ex04_1_occupancy()
+    a = arch.arch_limits(EX04_1_ARCH)
+    limits = dict(occ.limits)
+    want = _ex04_1_want()
+    per_block = occ.warps_per_block
+    blocks, warps = pair
+    per_warp = -(-EX04_1_REGISTERS * WARP_SIZE // a.register_unit) * a.register_unit
+    per_file = (a.registers_per_sm // a.sub_partitions) // per_warp
+    if pair == want:
+        return right(f"{EX04_1_REGISTERS} registers x 32 lanes = {per_warp} per warp; each of the "
+                     f"{a.sub_partitions} register files of {a.registers_per_sm // a.sub_partitions} holds "
+                     f"{per_file} such warps, so the SM has registers for {per_file * a.sub_partitions} warps: "
+                     f"{occ.active_blocks} whole blocks of "
+                     f"{per_block} warps = {occ.active_warps} of {occ.max_warps} warp slots, "
+                     f"{100 * occ.occupancy:.1f}% occupancy. Registers are the limit: warp slots would allow "
+                     f"{limits['warps']} blocks and shared memory {limits['shared memory']}.")
+    if blocks * per_block != warps:
+        return wrong(f"warps come in whole blocks: a block of {c.threads()} threads is {per_block} warps, so "
+                     f"{blocks} block{'s' if blocks != 1 else ''} make{'s' if blocks == 1 else ''} "
+                     f"{blocks * per_block} warps, not {warps}.")
+    if blocks == limits["warps"]:
+        return wrong(f"{blocks} blocks fill the SM's {occ.max_warps} warp slots, but that is only one of the limits. "
+                     f"Each thread needs {EX04_1_REGISTERS} registers: how many warps' worth does the SM's "
+                     f"{a.registers_per_sm}-register file hold?")
+    if blocks == limits["blocks"]:
+        return wrong(f"{blocks} is the most blocks an SM can hold of any kernel; registers and warp slots "
+                     f"allow fewer here.")
+    if blocks == limits["shared memory"]:
+        return wrong(f"shared memory allows {blocks} blocks ({c.static_shared_bytes()} B each plus the driver's "
+                     f"1 KiB), but registers allow fewer. The SM runs as many blocks as the scarcest resource allows.")
+    if blocks == want[0] + 1:
+        return wrong(f"{a.registers_per_sm} / ({EX04_1_REGISTERS} x {c.threads()}) = "
+                     f"{a.registers_per_sm / (EX04_1_REGISTERS * c.threads()):.2f}: round down. A block whose "
+                     f"registers do not all fit does not start.")
+    return wrong(f"{blocks} block{'s' if blocks != 1 else ''} is not what fits. Work out each limit: warp slots "
+                 f"({occ.max_warps} per SM, {per_block} per block), registers ({a.registers_per_sm} per SM, "
+                 f"{EX04_1_REGISTERS} per thread, {c.threads()} threads per block) and shared memory; the SM holds "
+                 f"the fewest blocks any of them allows.")
+
+
+EX04_2_CONFIG = dict(BM=64, BN=16, BK=16, TM=4)   # a narrow block tile: warp 0 spans two rows of threads
+
+
+def check_04_exercise_2(answer) -> Feedback:
+    """(distinct words, wavefronts) of warp 0's first load of As[threadRow * TM + i][k] in
+    04_1d_thread_tiling with BM = 64, BN = 16, BK = 16, TM = 4."""
+    pair = parse_pair(answer, "(distinct words of As, wavefronts)")
+    if isinstance(pair, Feedback):
+        return pair
+    c = EX04_2_CONFIG
+    view = first_shared_load("04_1d_thread_tiling", c, "As")
+    words, wavefronts = view.distinct_words, view.report.wavefronts
+    rows = -(-WARP_SIZE // c["BN"])
+    apart = c["TM"] * c["BK"]
+    got_words, got_waves = pair
+    if pair == (words, wavefronts):
+        banks = sorted(set(int(b) for b in view.banks))
+        return right(f"with BN = {c['BN']}, threadCol = tid % {c['BN']}, so warp 0 holds threadRow 0 to {rows - 1} and "
+                     f"reads As[threadRow * {c['TM']}][k]: {words} words, {apart} words apart (TM x BK), in bank"
+                     f"{'s' if len(banks) > 1 else ''} {', '.join(map(str, banks))}. Different words in one bank "
+                     f"are served one after the other: {wavefronts} wavefronts, a {view.report.ways}-way conflict. "
+                     f"({view.lane_groups()}.)")
+    if got_words != words:
+        if got_words == 1:
+            return wrong(f"one word is the case BN >= 32, where warp 0 lies in one row of threads. With BN = {c['BN']}, "
+                         f"threadCol = tid % {c['BN']}: how many values of threadRow do lanes 0 to 31 have?")
+        if got_words == WARP_SIZE:
+            return wrong("lanes that read the SAME address are one word, however many lanes read it. "
+                         "As[threadRow * TM + i][k] depends on threadRow only (i and k are the same for the warp).")
+        if got_words == c["BN"]:
+            return wrong(f"{c['BN']} is how many lanes share each word (one row of threads). How many different "
+                         f"words: how many rows of threads does warp 0 span?")
+        return wrong(f"{got_words} words is not what warp 0 reads. threadRow = tid / {c['BN']}, and the word is "
+                     f"(threadRow * {c['TM']} + i) * {c['BK']} + k: how many values of threadRow does warp 0 hold?")
+    if got_waves == 1:
+        return wrong(f"the words are right ({words}). Are they in different banks? Word = row * BK + k, and the rows "
+                     f"are threadRow * TM: the words lie TM x BK = {apart} apart. Bank = word mod 32.")
+    if got_waves < 1:
+        return wrong("every request takes at least one wavefront.")
+    return wrong(f"the words are right ({words}). Wavefronts = the most different words any one bank must serve; "
+                 f"the words are {apart} apart and bank = word mod 32.")
+
+
+# checker -> the arguments that make it say "Correct"
+SOLUTIONS = {
+    check_04_exercise_1: lambda: (_ex04_1_want(),),
+    check_04_exercise_2: lambda: words_and_wavefronts(first_shared_load("04_1d_thread_tiling", EX04_2_CONFIG, "As")),
+}

@@ -1,0 +1,111 @@
+"""Stage 05's exercises (2D thread tiling): the reuse a thread tile buys (from the intensity model)
+and the bank conflict of warp 0's load from the B tile (traced from the kernel file)."""
+
+from __future__ import annotations
+
+from helpers.core import stages
+from helpers.core.arch import WARP_SIZE
+from helpers.course.exercises.feedback import Feedback, is_placeholder, parse_pair, right, unanswered, wrong
+from helpers.course.exercises.traces import first_shared_load, words_and_wavefronts
+from helpers.measure import intensity
+
+EX05_1_TILES = ((16, 4), (8, 8))   # thread tiles (TM, TN) with the same 64 results per thread
+
+
+def _fmas_per_shared_load(TM: int, TN: int) -> float:
+    """Multiply-adds per 4-byte shared load of 05_2d_thread_tiling with this thread tile, from
+    helpers.intensity at a size every tile divides."""
+    v = stages.variant("05_2d_thread_tiling")
+    i = intensity.intensity(v, 4096, 4096, 4096, v.config(TM=TM, TN=TN))
+    return (i.flops / 2) / (i.smem_bytes / 4)
+
+
+def _close(a: float, b: float) -> bool:
+    return abs(a - b) <= 0.01 * max(1.0, abs(b))
+
+
+def check_05_exercise_1(answer) -> Feedback:
+    """(for 16 x 4, for 8 x 8): multiply-adds per shared-memory load of one thread in the inner
+    loop of 05_2d_thread_tiling, thread tiles of the same 64 results."""
+    (tm1, tn1), (tm2, tn2) = EX05_1_TILES
+    what = f"(multiply-adds per shared load for {tm1} x {tn1}, for {tm2} x {tn2})"
+    if is_placeholder(answer):
+        return unanswered(f"replace the placeholders with two numbers: {what}.")
+    try:
+        got = tuple(float(x) for x in answer)
+    except (TypeError, ValueError):
+        return wrong(f"give two numbers as a tuple, like (1.5, 2): {what}; got {answer!r}.")
+    if len(got) != 2:
+        return wrong(f"give exactly two numbers, {what}; got {len(got)}.")
+    want = tuple(_fmas_per_shared_load(tm, tn) for tm, tn in EX05_1_TILES)
+    a, b = got
+    if _close(a, want[0]) and _close(b, want[1]):
+        return right(f"per step of k a thread loads TM + TN values ({tm1 + tn1} and {tm2 + tn2}) and does TM x TN = "
+                     f"64 multiply-adds: {want[0]:.3g} and {want[1]:.3g} per load. For a fixed number of results the "
+                     f"square tile reuses most (TM * TN / (TM + TN) is largest when TM = TN); stage 04's column "
+                     f"never reaches 1.")
+    if _close(a, want[1]) and _close(b, want[0]):
+        return wrong(f"the two numbers are swapped: the first is the {tm1} x {tn1} tile.")
+    if _close(a, tm1 * tn1) and _close(b, tm2 * tn2):
+        return wrong("64 is the multiply-adds per step of k; divide by the shared loads that feed them.")
+    if _close(a, tm1 + tn1) and _close(b, tm2 + tn2):
+        return wrong("those are the shared loads per step (TM + TN); the question is multiply-adds per load.")
+    if _close(a, want[0] / 2) and _close(b, want[1] / 2):
+        return wrong("those are FLOP per shared byte (the intensity table's column): a multiply-add is 2 FLOP and "
+                     "a load 4 bytes, so multiply-adds per load are twice that.")
+    if _close(a, tm1 / (tm1 + 1)) or _close(b, tm2 / (tm2 + 1)):
+        return wrong("TM / (TM + 1) is stage 04, where a thread loads one value of B per step. Here it loads TN "
+                     "values of B and TM of A, and every pair of them is a multiply-add.")
+    return wrong("per step of k, count a thread's shared loads (a[i] for i < TM, b[j] for j < TN) and its "
+                 f"multiply-adds (every i with every j), then divide.")
+
+
+EX05_2_CONFIG = dict(BM=128, BN=128, BK=16, TM=8, TN=8)   # 16 threads per row: warp 0 spans two rows
+EX05_2_SIZE = 128
+
+
+def check_05_exercise_2(answer) -> Feedback:
+    """(distinct words, wavefronts) of warp 0's first load of Bs[k][threadCol * TN + j] in
+    05_2d_thread_tiling with BM = BN = 128, BK = 16, TM = TN = 8."""
+    pair = parse_pair(answer, "(distinct words of Bs, wavefronts)")
+    if isinstance(pair, Feedback):
+        return pair
+    c = EX05_2_CONFIG
+    view = first_shared_load("05_2d_thread_tiling", c, "Bs", EX05_2_SIZE)
+    words, wavefronts = view.distinct_words, view.report.wavefronts
+    per_row = c["BN"] // c["TN"]
+    got_words, got_waves = pair
+    if pair == (words, wavefronts):
+        banks = sorted(set(int(b) for b in view.banks))
+        return right(f"BN / TN = {per_row} threads per row, so lanes i and i + {per_row} have the same threadCol and "
+                     f"read the same word: {words} words, threadCol * {c['TN']} = 0, {c['TN']}, {2 * c['TN']}, ... "
+                     f"They fall in banks {', '.join(map(str, banks))} only, {words // len(banks)} different words in "
+                     f"each: {wavefronts} wavefronts, a {view.report.ways}-way conflict. Stage 06 takes up "
+                     f"conflicts like this one.")
+    if got_words != words:
+        if got_words == WARP_SIZE:
+            return wrong(f"lanes with the same threadCol read the same word. threadCol = tid % (BN / TN) = "
+                         f"tid % {per_row}: which lanes share one?")
+        if got_words == c["TN"]:
+            return wrong(f"one request is one j for the whole warp: b[j] = Bs[k][threadCol * {c['TN']} + j] with the "
+                         f"same j in every lane. Count the different threadCol values in warp 0.")
+        return wrong(f"{got_words} words is not what warp 0 reads. The word is threadCol * {c['TN']} + j (j and k "
+                     f"fixed), threadCol = tid % {per_row}: how many different values in lanes 0 to 31?")
+    if got_waves == 1:
+        return wrong(f"the words are right ({words}), but they are {c['TN']} apart: which banks (word mod 32) do "
+                     f"they fall in?")
+    if got_waves == words:
+        return wrong(f"{words} wavefronts would mean {words} words in one bank. Words {c['TN']} apart fall in "
+                     f"32 / {c['TN']} = {32 // c['TN']} banks: how many words does each get?")
+    if got_waves < 1:
+        return wrong("every request takes at least one wavefront.")
+    return wrong(f"the words are right ({words}). Wavefronts = the most different words any one bank must serve; "
+                 f"bank = word mod 32, and the words are threadCol * {c['TN']}.")
+
+
+# checker -> the arguments that make it say "Correct"
+SOLUTIONS = {
+    check_05_exercise_1: lambda: (tuple(round(_fmas_per_shared_load(tm, tn), 4) for tm, tn in EX05_1_TILES),),
+    check_05_exercise_2: lambda: words_and_wavefronts(
+        first_shared_load("05_2d_thread_tiling", EX05_2_CONFIG, "Bs", EX05_2_SIZE)),
+}

@@ -1,0 +1,139 @@
+"""Stage 06's exercises (bank conflicts): which paddings leave a load of the A tile conflict-free,
+and the conflict of the store into the transposed tile, both traced from the kernel files."""
+
+from __future__ import annotations
+
+from helpers.core import stages
+from helpers.course.exercises.feedback import Feedback, is_placeholder_set, parse_pair, right, unanswered, wrong
+from helpers.course.exercises.traces import first_shared_load
+from helpers.measure import accesses
+
+EX06_1_CONFIG = dict(BM=128, BN=128, BK=8, TM=8, TN=8)   # warp 0 holds two thread rows: rows 0 and TM of As
+EX06_1_PADS = (1, 2, 3, 4, 8)
+
+
+def _first_shared_store(variant_name: str, fields: dict, array: str, M: int = accesses.TRACE_SIZE):
+    v = stages.variant(variant_name)
+    tr = accesses.kernel_trace(v, v.config(**fields), M)
+    req = next(q for q in accesses.shared_requests(tr, op="store") if q.array == array)
+    return accesses.bank_view(tr, req)
+
+
+def _pads(answer):
+    """A set of whole numbers from the learner's answer, or Feedback saying what is wrong with it."""
+    if is_placeholder_set(answer):
+        return unanswered(f"replace the placeholder with the values of PAD that work, as a set like {{1, 8}}; "
+                          f"choose from {', '.join(map(str, EX06_1_PADS))}.")
+    items = [answer] if isinstance(answer, (int, float)) and not isinstance(answer, bool) else answer
+    try:
+        values = [float(a) for a in items]
+    except (TypeError, ValueError):
+        return wrong(f"give the values of PAD as a set of whole numbers, like {{1, 8}}; got {answer!r}.")
+    if any(isinstance(a, bool) for a in items) or any(not v.is_integer() for v in values):
+        return wrong(f"PAD is a whole number of floats; give a set of whole numbers, like {{1, 8}}; got {answer!r}.")
+    return {int(v) for v in values}
+
+
+def _ex06_1_pads() -> set[int]:
+    """The paddings that leave warp 0's load conflict-free."""
+    return {p for p in EX06_1_PADS
+            if first_shared_load("06_padded", dict(EX06_1_CONFIG, PAD=p), "As").report.ways == 1}
+
+
+def check_06_exercise_1(answer) -> Feedback:
+    """Which of PAD = 1, 2, 3, 4, 8 leave warp 0's first load of As[threadRow * TM + i][k] in
+    06_padded (BM = BN = 128, BK = 8, TM = TN = 8) conflict-free, as the source writes it?"""
+    pads = _pads(answer)
+    if isinstance(pads, Feedback):
+        return pads
+    c = EX06_1_CONFIG
+    views = {p: first_shared_load("06_padded", dict(c, PAD=p), "As") for p in EX06_1_PADS}
+    apart = {p: max(int(w) for w in v.words) - min(int(w) for w in v.words)    # words between the thread rows
+             for p, v in views.items()}
+    want = {p for p, v in views.items() if v.report.ways == 1}
+    bad = sorted(set(EX06_1_PADS) - want)
+    others = sorted(pads - set(EX06_1_PADS))
+    if others:
+        return wrong(f"choose among PAD = {', '.join(map(str, EX06_1_PADS))}; "
+                     f"{', '.join(map(str, others))} {'is' if len(others) == 1 else 'are'} not among them.")
+    if pads == want:
+        return right(f"warp 0 holds two thread rows (BN / TN = {c['BN'] // c['TN']} threads per row), which read rows "
+                     f"0 and TM = {c['TM']} of As. With rows BK + PAD floats long those are TM x (BK + PAD) words "
+                     f"apart: " + ", ".join(f"PAD = {p}: {apart[p]} (bank {apart[p] % 32})" for p in EX06_1_PADS)
+                     + f". Only a distance that is a multiple of 32 puts both words in one bank, so PAD = "
+                     f"{', '.join(map(str, sorted(want)))} work{'s' if len(want) == 1 else ''} and "
+                     f"{', '.join(map(str, bad))} do{'es' if len(bad) == 1 else ''} not. The row length need not be "
+                     f"odd. Which of the good ones keeps every row 8 bytes aligned, so that the compiler can still "
+                     f"read As[row][k] and As[row][k + 1] with one 8-byte load? Exercise 3 times it.")
+    for p in bad:
+        if p in pads:
+            return wrong(f"PAD = {p} makes rows of {c['BK'] + p} floats, so the two thread rows of warp 0 read words "
+                         f"{c['TM']} x {c['BK'] + p} = {apart[p]} apart: {apart[p]} is {apart[p] // 32} x 32, the same "
+                         f"bank. " + ("PAD = 4 is the popular choice (rows stay 16 bytes aligned), and here it "
+                                      "fixes nothing." if p == 4 else
+                                      f"With TM = {c['TM']}, any row length that is a multiple of "
+                                      f"{next(n for n in range(1, 33) if c['TM'] * n % 32 == 0)} floats does that."))
+    missing = sorted(want - pads)
+    if missing:
+        return wrong(f"{' and '.join(f'PAD = {p}' for p in missing)} work{'s' if len(missing) == 1 else ''} too: "
+                     + "; ".join(f"with PAD = {p} the thread rows are {c['TM']} x {c['BK'] + p} = {apart[p]} words "
+                                 f"apart, bank {apart[p] % 32} against bank 0" for p in missing)
+                     + ". Any distance that is not a multiple of 32 separates the banks; an odd row length is "
+                       "one way, not the only one.")
+    return wrong("not yet. Warp 0 reads rows 0 and TM of As at one step; with rows of BK + PAD floats they are "
+                 "TM x (BK + PAD) words apart. Bank = word mod 32: which of the choices make that distance a "
+                 "multiple of 32?")
+
+
+EX06_2_FIELDS = ({"BK": 8}, {"BK": 16})   # 06_transposed_a, 128 x 128 block tile, 8 x 8 thread tiles
+
+
+def _ex06_2_views() -> list:
+    return [_first_shared_store("06_transposed_a", f, "As") for f in EX06_2_FIELDS]
+
+
+def check_06_exercise_2(answer) -> Feedback:
+    """(ways for BK = 8, ways for BK = 16): the bank conflict of warp 0's first store into the
+    transposed tile As[c][r] in 06_transposed_a, BM = BN = 128, TM = TN = 8."""
+    pair = parse_pair(answer, "(ways of the store for BK = 8, ways for BK = 16)")
+    if isinstance(pair, Feedback):
+        return pair
+    views = _ex06_2_views()
+    want = tuple(v.report.ways for v in views)
+    banks = tuple(v.banks_used for v in views)
+    bm = stages.variant("06_transposed_a").default.BM
+    (bk8, bk16) = (f["BK"] for f in EX06_2_FIELDS)
+    if pair == want:
+        return right(f"lane t copies element e = t of the tile: r = t / BK, c = t % BK, and writes As[c][r], word "
+                     f"c x {bm} + r. {bm} is a multiple of 32, so the bank is r alone: with BK = {bk8} the 32 lanes "
+                     f"cover r = 0..{32 // bk8 - 1}, {banks[0]} banks of {want[0]} words each ({want[0]}-way); with "
+                     f"BK = {bk16}, r = 0..{32 // bk16 - 1}, {banks[1]} banks of {want[1]} ({want[1]}-way). The reads "
+                     f"it buys are conflict-free; the copy pays for them once per tile.")
+    if pair == want[::-1]:
+        return wrong(f"the two numbers are swapped: the first is BK = {bk8}.")
+    if pair == (1, 1):
+        return wrong(f"that is the copy of 05 (and 06_swizzled), where lane t writes word t of a row. Here it writes "
+                     f"As[c][r]: neighbouring lanes move along c, {bm} floats apart.")
+    if pair == banks:
+        return wrong(f"{banks[0]} and {banks[1]} are the banks the 32 lanes use. The conflict is how many "
+                     f"different words the busiest of them must serve: 32 lanes, all different words, spread over "
+                     f"those banks.")
+    if pair == (2, 2):
+        return wrong("2-way is the copy into 06_padded's tile. Work out the words of the transposed store: "
+                     f"As[c][r] is word c x {bm} + r, with r = t / BK and c = t % BK for lane t.")
+    if 32 in pair:
+        return wrong(f"the 32 lanes are not all in one bank: the bank of As[c][r] is r ({bm} is a multiple of 32), "
+                     f"and r = t / BK takes several values in a warp.")
+    if pair[0] == pair[1]:
+        return wrong(f"the two tiles do not give the same conflict: with BK = {bk16} a warp's 32 elements cover "
+                     f"fewer rows r of A's tile than with BK = {bk8}. The bank of As[c][r] is r (since {bm} is a "
+                     f"multiple of 32): how many values of r does each take?")
+    return wrong(f"write out lane t: r = t / BK, c = t % BK, word c x {bm} + r, bank = word mod 32. Count, per bank, "
+                 f"the different words the 32 lanes write.")
+
+
+# checker -> the arguments that make it say "Correct"
+SOLUTIONS = {
+    check_06_exercise_1: lambda: (_ex06_1_pads(),),
+    check_06_exercise_2: lambda: (tuple(v.report.ways for v in _ex06_2_views()),),
+}

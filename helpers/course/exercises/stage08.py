@@ -1,0 +1,66 @@
+"""Stage 08's exercises (warp tiling): how a block tile splits into warp tiles and lanes, and the
+shared memory the kernel declares (traced from the kernel file)."""
+
+from __future__ import annotations
+
+from helpers.core import configs
+from helpers.course.exercises.feedback import Feedback, parse_pair, parse_whole, right, wrong
+from helpers.course.exercises.traces import traced_shared_bytes
+
+EX08_1_CONFIG = dict(BM=128, BN=128, BK=16, WM=32, WN=64, TM=8, TN=8)   # 08's default on the H200
+
+
+def _ex08_1_want() -> tuple[int, int]:
+    c = configs.WarpTileConfig(**EX08_1_CONFIG)
+    return (c.BM // c.WM) * (c.BN // c.WN), c.WM // c.TM
+
+
+def check_08_exercise_1(answer) -> Feedback:
+    """(warps per block, lanes along a column of the warp tile, i.e. WM / TM) for EX08_1_CONFIG."""
+    pair = parse_pair(answer, "(warps per block, WM / TM)")
+    if isinstance(pair, Feedback):
+        return pair
+    c = configs.WarpTileConfig(**EX08_1_CONFIG)
+    warps, rows = _ex08_1_want()
+    if pair == (warps, rows):
+        return right(f"the {c.BM} x {c.BN} block tile holds ({c.BM}/{c.WM}) x ({c.BN}/{c.WN}) = {warps} warp tiles, one "
+                     f"per warp ({c.threads()} threads); a {c.WM} x {c.WN} warp tile holds {rows} x {c.WN // c.TN} "
+                     f"thread tiles of {c.TM} x {c.TN}, one per lane.")
+    got_warps, got_rows = pair
+    if got_warps == c.threads():
+        return wrong(f"{got_warps} is the number of threads; a warp is 32 of them.")
+    if got_warps != warps:
+        return wrong(f"each warp owns one WM x WN = {c.WM} x {c.WN} tile of the BM x BN = {c.BM} x {c.BN} block tile: "
+                     "how many fit?")
+    if got_rows == c.WN // c.TN:
+        return wrong(f"{got_rows} is WN / TN, the lanes along a row of the warp tile; the question asks WM / TM.")
+    if got_rows == 32:
+        return wrong("32 is all the lanes of the warp; they form a (WM/TM) x (WN/TN) grid over the warp tile.")
+    return wrong(f"the warps are right ({warps}). A lane's tile is TM = {c.TM} rows high and the warp tile WM = "
+                 f"{c.WM}: how many lanes stack along its rows?")
+
+
+def check_08_exercise_2(answer) -> Feedback:
+    """Bytes of static shared memory of 08's default (EX08_1_CONFIG), as the kernel declares it."""
+    got = parse_whole(answer, "bytes")
+    if isinstance(got, Feedback):
+        return got
+    c = configs.WarpTileConfig(**EX08_1_CONFIG)
+    traced = traced_shared_bytes("08_warp_tiling", c)
+    if got == traced:
+        return right(f"As is BK x (BM + 4) = {c.BK} x {c.BM + 4} floats and Bs BK x BN = {c.BK} x {c.BN}: "
+                     f"{traced} bytes, as the trace of the kernel's shared arrays says.")
+    if got == (c.BM + c.BN) * c.BK * 4:
+        return wrong("close: the rows of the transposed A tile are padded by 4 floats (from stage 07). Count them.")
+    if got == (c.BM + 4 + c.BN) * c.BK:
+        return wrong("that is the number of floats; a float is 4 bytes.")
+    if got * 2 == traced or got == (c.BM + 4 + c.BN) * 8 * 4:
+        return wrong(f"BK is {c.BK} in this configuration.")
+    return wrong(f"add the two tiles: As holds BK x (BM + 4) floats, Bs holds BK x BN, 4 bytes each (BK = {c.BK}).")
+
+
+# checker -> the arguments that make it say "Correct"
+SOLUTIONS = {
+    check_08_exercise_1: lambda: (_ex08_1_want(),),
+    check_08_exercise_2: lambda: (traced_shared_bytes("08_warp_tiling", configs.WarpTileConfig(**EX08_1_CONFIG)),),
+}

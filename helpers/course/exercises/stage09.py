@@ -1,0 +1,135 @@
+"""Stage 09's exercises (double buffering and asynchronous copies): the shared memory of a
+multi-stage pipeline, what overlaps in the schedule, and the race a missing barrier causes. Every
+answer comes from traces of the kernel files."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from helpers.core import configs
+from helpers.core import stages
+from helpers.course.exercises.feedback import Feedback, parse_pair, parse_whole, right, wrong
+from helpers.course.exercises.traces import traced_shared_bytes
+from helpers.measure import memory
+from helpers.measure import pipeline
+from helpers.measure import trace
+from helpers.run.gemm import launch_args
+
+EX09_1_CONFIG = dict(BM=128, BN=128, BK=8, WM=32, WN=64, TM=8, TN=8, STAGES=3, MIN_BLOCKS=2)
+EX09_2_TILES = 6
+
+
+def check_09_exercise_1(answer) -> Feedback:
+    """Bytes of static shared memory of 09_async_copy with EX09_1_CONFIG (3 stages)."""
+    got = parse_whole(answer, "bytes")
+    if isinstance(got, Feedback):
+        return got
+    c = configs.AsyncCopyConfig(**EX09_1_CONFIG)
+    traced = traced_shared_bytes("09_async_copy", c)
+    one = (c.BM + 4 + c.BN) * c.BK * 4
+    if got == traced:
+        return right(f"{c.STAGES} stages of (BM + 4 + BN) x BK floats: {c.STAGES} x {one} = {traced} bytes (the trace "
+                     "of the kernel's shared arrays agrees). More stages, more tiles in flight, less room for blocks.")
+    if got == one:
+        return wrong(f"that is one stage; shared memory holds STAGES = {c.STAGES} of them.")
+    if got == 2 * one:
+        return wrong(f"two buffers is 09_double_buffering; this kernel holds STAGES = {c.STAGES}.")
+    if got == c.STAGES * (c.BM + c.BN) * c.BK * 4:
+        return wrong("close: each row of the transposed A tile has 4 floats of padding.")
+    if got == c.STAGES * (c.BM + 4 + c.BN) * c.BK:
+        return wrong("that is the number of floats; a float is 4 bytes.")
+    return wrong("per stage: As holds BK x (BM + 4) floats and Bs BK x BN; multiply by the stages and 4 bytes.")
+
+
+def _ex09_2_schedule():
+    return pipeline.kernel_schedule(stages.variant("09_double_buffering"), tiles=EX09_2_TILES)
+
+
+def _overlapping(schedule) -> int:
+    """The barrier intervals that compute on one tile while another's loads are issued or in flight."""
+    return sum(1 for i in schedule.intervals if i.computed and (i.loading or i.in_flight))
+
+
+def check_09_exercise_2(answer) -> Feedback:
+    """In the schedule of 09_double_buffering (default configuration, K = EX09_2_TILES tiles), how many
+    barrier intervals compute on one tile while the loads of another are issued?"""
+    got = parse_whole(answer, "intervals")
+    if isinstance(got, Feedback):
+        return got
+    s = _ex09_2_schedule()
+    overlap = _overlapping(s)
+    if got == overlap:
+        return right(f"{overlap} of {len(s.intervals)}: every tile but the last is computed while the next one's loads "
+                     "are on their way; the first interval only loads and the last only computes.")
+    if got == 0:
+        return wrong("0 is stage 08, which loads and computes in separate intervals. Run "
+                     "pipeline.kernel_schedule(...).table() for 09.")
+    if got == EX09_2_TILES:
+        return wrong("the last tile has no next tile to load while it is computed.")
+    if got == len(s.intervals):
+        return wrong("the first interval only loads: nothing is in shared memory to compute on yet.")
+    return wrong("read the schedule's table: count the intervals with both a tile computed and loads issued.")
+
+
+EX09_3_BARRIER = "        __syncthreads();  // the next tiles are complete before anyone reads them\n"
+
+
+def broken_double_buffering():
+    """A copy of kernels/09_double_buffering.cu without the barrier after the next tiles are stored,
+    in a temporary folder; returns its path (the learner's kernel file is not touched)."""
+    src = stages.variant("09_double_buffering").path
+    text = src.read_text()
+    if text.count(EX09_3_BARRIER) != 1:
+        raise RuntimeError(f"{src.name} no longer has the barrier this exercise removes ({EX09_3_BARRIER.strip()!r}).")
+    path = Path(tempfile.mkdtemp(prefix="tbt_ex09_")) / src.name
+    path.write_text(text.replace(EX09_3_BARRIER, ""))
+    return path
+
+
+def broken_double_buffering_races() -> list:
+    """What the race check finds in a trace of broken_double_buffering() on a small problem."""
+    c = configs.DoubleBufferConfig(64, 64, 8, 32, 32, 4, 8, MIN_BLOCKS=1)
+    M, N, K = 64, 64, 48
+    rng = np.random.default_rng(3)
+    A, B = (rng.uniform(-1, 1, s).astype(np.float32) for s in ((M, K), (K, N)))
+    C = np.zeros((M, N), np.float32)
+    t = trace.capture(broken_double_buffering(), stages.variant("09_double_buffering").name_expression(c),
+                      c.grid(M, N), c.block(), launch_args(M, N, K, 1.0, A, B, 0.0, C))
+    return memory.races(t)
+
+
+def _ex09_3_first_race() -> tuple[int, int]:
+    race = broken_double_buffering_races()[0]
+    return race.first[1], race.second[1]
+
+
+def check_09_exercise_3(answer) -> Feedback:
+    """(line of the write, line of the read) named by the race check's first race in the kernel without
+    the barrier after the next tiles are stored (broken_double_buffering())."""
+    pair = parse_pair(answer, "(line of the write, line of the other access)")
+    if isinstance(pair, Feedback):
+        return pair
+    races = broken_double_buffering_races()
+    if not races:
+        return wrong("the race check found no race in the broken kernel: the exercise no longer matches the kernel file.")
+    lines = {(r.first[1], r.second[1]) for r in races}
+    first = (races[0].first[1], races[0].second[1])
+    if pair in lines:
+        return right(f"the store of the next tiles (line {pair[0]}) and a read of the same shared words (line "
+                     f"{pair[1]}) with no barrier between them: {len(races)} races in all. Put the barrier back and "
+                     "the check finds none (section 3).")
+    if pair[::-1] in lines:
+        return wrong("swapped: the first number is the line that writes the shared word.")
+    return wrong(f"print(*exercises.broken_double_buffering_races()[:3], sep='\\n') lists the races; each names "
+                 f"the two lines (the first one, for instance, is between lines {first[0]} and ...).")
+
+
+# checker -> the arguments that make it say "Correct"
+SOLUTIONS = {
+    check_09_exercise_1: lambda: (traced_shared_bytes("09_async_copy", configs.AsyncCopyConfig(**EX09_1_CONFIG)),),
+    check_09_exercise_2: lambda: (_overlapping(_ex09_2_schedule()),),
+    check_09_exercise_3: lambda: (_ex09_3_first_race(),),
+}
