@@ -3,7 +3,7 @@ of every notebook, and what a Colab runtime installs.
 
 GITHUB_REPO is the one place that names the course's GitHub repository. After changing it (for a
 fork, say), run `python tools/colab_badges.py`: it rewrites every notebook's badge and first code
-cell (which clones this repository on Colab). tests/test_colab.py fails while a notebook is out of
+cell (which clones this repository on Colab). tests/e2e/test_colab.py fails while a notebook is out of
 date.
 
 Standard library only: the first cell imports this module right after finding the course (or, on
@@ -61,7 +61,7 @@ def is_badge_cell(cell) -> bool:
     return cell.get("cell_type") == "markdown" and BADGE_IMAGE in cell.get("source", "")
 
 
-# The first code cell of every notebook, identical in all of them (tests/test_colab.py checks).
+# The first code cell of every notebook, identical in all of them (tests/e2e/test_colab.py checks).
 # Outside Colab it does what it always did: find the folder holding helpers/ from the working
 # directory up, and print the banner. On Colab, with no course around, it clones GITHUB_REPO
 # into CLONE_DIR first and installs what Colab lacks (install_missing).

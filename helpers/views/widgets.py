@@ -32,6 +32,7 @@ from helpers.measure import bench
 from helpers.measure import intensity
 from helpers.measure import roofline
 from helpers.measure import resources
+from helpers.measure import tuning_space
 
 # One panel figure is drawn at a time: plt.ioff() saves and restores a process-wide setting, and
 # panel callbacks can run on two threads at once (see interactive_output).
@@ -47,7 +48,7 @@ def interactive_output(run, describe, draw, controls: dict):
     redraw, and in JupyterLab with ipykernel 7 the comm messages of a slider move are handled on
     two threads (the main shell and a comm subshell), each firing post_execute: the other thread
     re-rendered and closed the very figure being displayed, and the PNG sent came out blank or
-    partial (tests/test_browser.py found it)."""
+    partial (tests/e2e/test_browser.py found it)."""
     import ipywidgets as w
     import matplotlib.pyplot as plt
     from IPython.display import display
@@ -292,7 +293,8 @@ def run_tile_config(variant_name: str = "03_smem_tiling", M: int = 67, N: int = 
     if unknown:
         raise TypeError(f"{variant.name} has no configuration field {', '.join(sorted(unknown))}; "
                         f"its fields are {', '.join(config_fields(variant))}.")
-    values = {f: values.get(f, getattr(variant.default, f)) for f in config_fields(variant)}
+    arch = backend.arch()   # the learner's GPU (on the emulator TBT_ARCH, else sm_90)
+    values = {f: values.get(f, getattr(variant.default_for(arch), f)) for f in config_fields(variant)}
     r = TileResult(variant.name, values, M, N, K, backend.name())
     try:
         config = variant.config(**values)
@@ -300,6 +302,9 @@ def run_tile_config(variant_name: str = "03_smem_tiling", M: int = 67, N: int = 
         config.check_shape(trace_size, trace_size, trace_size)
     except ValueError as e:
         r.error = str(e)
+        return r
+    if why := tuning_space.does_not_fit(config, arch):
+        r.error = f"{config.label()} on {why}"
         return r
     r.config = config
     try:
@@ -407,14 +412,35 @@ def slider_options(default: int, top: int = 1024) -> tuple[int, ...]:
     return tuple(sorted({p for p in POWERS_OF_TWO if p <= limit} | {default}))
 
 
+def fitting_options(variant, field_name: str, arch: str | None = None) -> tuple[int, ...]:
+    """A slider's values (slider_options around the variant's default for `arch`, default backend.arch()),
+    less those with which the default, this one field changed, is a valid configuration that still cannot
+    launch on that GPU (too much shared memory or too many registers for one SM). A value that breaks a
+    tile rule stays: moving another slider may make it valid, and its message teaches the rule."""
+    v = stages.resolve(variant)
+    arch = arch or backend.arch()
+    start = v.default_for(arch)
+    kept = []
+    for x in slider_options(getattr(start, field_name)):
+        try:
+            config = dataclasses.replace(start, **{field_name: x})
+        except ValueError:
+            kept.append(x)
+            continue
+        if x == getattr(start, field_name) or not tuning_space.does_not_fit(config, arch):
+            kept.append(x)
+    return tuple(kept)
+
+
 def tile_explorer(variant_name: str = "03_smem_tiling", M: int = 67, N: int = 61, K: int = 53):
     """A slider per configuration field of the variant (powers of two; a broken constraint shows
     its message), continuous_update=False; each setting is compiled, verified, traced and drawn."""
     import ipywidgets as w
 
     variant = stages.variant(variant_name)
-    sliders = {f: w.SelectionSlider(options=slider_options(getattr(variant.default, f)),
-                                    value=getattr(variant.default, f), description=f, continuous_update=False)
+    start = variant.default_for(backend.arch())
+    sliders = {f: w.SelectionSlider(options=fitting_options(variant, f), value=getattr(start, f), description=f,
+                                    continuous_update=False)
                for f in config_fields(variant)}
 
     out = interactive_output(lambda **values: run_tile_config(variant.name, M, N, K, **values),

@@ -1,6 +1,6 @@
 // Test kernels: shared and global access patterns whose cost can be worked out by hand.
 //
-// tests/test_memory.py traces them on the CPU emulator and checks helpers/memory.py's bank
+// tests/measure/test_memory.py traces them on the CPU emulator and checks helpers/measure/memory.py's bank
 // conflicts, sectors, races and unwritten reads against the numbers derived in its comments; the
 // `// LINE: tag` comments mark the lines it looks up. Every kernel has the course signature, so
 // `python -m helpers trace tests/kernels/memory_patterns.cu --kernel NAME ...` runs them too.

@@ -4,11 +4,11 @@ misuses a GPU would answer with wrong results or a hang stopped with their line 
 
 import json
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from helpers.core import paths
 from helpers.run import gemm
 from helpers.core import stages
 from helpers.measure import trace
@@ -17,7 +17,7 @@ from helpers.core.errors import BarrierError, KernelCrashError
 from helpers.run.kernel_loader import load_kernel
 from helpers.core.configs import WgmmaConfig
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = paths.ROOT
 PROBE = ROOT / "tools" / "experiments" / "wgmma_probe.cu"
 GPU_PROBE = ROOT / "results" / "stage_10_h100_2026-11-24" / "exp_10_wgmma_first.json"
 V = stages.variant("10_wgmma")

@@ -15,12 +15,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from helpers.core import paths
 from helpers.run import gemm
 from helpers.measure import memory
 from helpers.core import stages
 from helpers.measure import trace
 
-KERNELS = Path(__file__).parent / "kernels"
+KERNELS = paths.ROOT / "tests" / "kernels"
 PATTERNS = KERNELS / "memory_patterns.cu"
 
 pytestmark = pytest.mark.usefixtures("cpu_backend")

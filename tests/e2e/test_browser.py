@@ -36,7 +36,9 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+from helpers.core import paths
+
+REPO = paths.ROOT
 NOTEBOOK = "02_naive.ipynb"
 PANEL_CELL = "widgets.block_shape_panel()"   # the cell whose output is the slider panel
 VARIANT = "02_naive_coalesced"               # the panel's kernel at start

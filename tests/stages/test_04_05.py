@@ -5,10 +5,10 @@ tuner, and the measured results the registry's defaults come from."""
 import hashlib
 import json
 from fractions import Fraction
-from pathlib import Path
 
 import pytest
 
+from helpers.core import paths
 from helpers.run import backend
 from helpers.measure import intensity
 from helpers.core import stages
@@ -17,7 +17,7 @@ from helpers.core.errors import KernelCompileError
 from helpers.run.kernel_loader import load_kernel
 from helpers.core.configs import ThreadTile1DConfig as T1, ThreadTile2DConfig as T2
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = paths.ROOT
 V04, V05 = stages.variant("04_1d_thread_tiling"), stages.variant("05_2d_thread_tiling")
 
 

@@ -8,13 +8,13 @@ differences listed, with their status, in the run's known_differences.json.
 """
 
 import json
-from pathlib import Path
 
 import pytest
 
+from helpers.core import paths
 from helpers.measure import ncu
 
-RUNS = sorted((Path(__file__).resolve().parent.parent / "results").glob("ncu_*/ncu.csv"))
+RUNS = sorted(paths.RESULTS_DIR.glob("ncu_*/ncu.csv"))
 
 
 @pytest.mark.parametrize("csv_path", RUNS, ids=lambda p: p.parent.name)

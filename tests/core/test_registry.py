@@ -1,16 +1,16 @@
 """The stage registry: one list, consistent names, configurations that refuse bad tiles."""
 
 import re
-from pathlib import Path
 
 import pytest
 
+from helpers.core import paths
 from helpers.core import configs
 from helpers.core import stages
 from helpers.core.kernel_source import KernelSource
 from helpers.core.configs import CoalescedConfig, NaiveConfig
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = paths.ROOT
 
 
 def test_ids_are_unique_two_digit_and_in_order():

@@ -11,14 +11,15 @@ import os
 import queue
 import textwrap
 import time
-from pathlib import Path
 
 import pytest
+
+from helpers.core import paths
 
 jupyter_client = pytest.importorskip("jupyter_client")
 pytest.importorskip("ipykernel")
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = paths.ROOT
 CELL_TIMEOUT_S = 30
 
 

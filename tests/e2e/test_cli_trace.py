@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from helpers.core import paths
+
+ROOT = paths.ROOT
 PATTERNS = "tests/kernels/memory_patterns.cu"
 
 # line, access (space op array [bytes]), requests, sectors/req, ideal, ways, wavefronts, wf/req, ideal,

@@ -13,10 +13,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from helpers.core import paths
 from helpers.course import colab
 from helpers.course import notebook_tools
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = paths.ROOT
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 TOOL = ROOT / "tools" / "colab_badges.py"
 

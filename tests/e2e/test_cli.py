@@ -1,15 +1,10 @@
 """The command-line tools: verdicts, exit codes, one readable message per failure."""
 
-import subprocess
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from helpers.core import paths
+from support import helpers_cli
 
-
-def helpers_cli(*args, timeout=300):
-    return subprocess.run([sys.executable, "-m", "helpers", *args], cwd=ROOT, capture_output=True,
-                          text=True, timeout=timeout)
+ROOT = paths.ROOT
 
 
 def test_info_prints_the_banner():

@@ -15,13 +15,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from helpers.core import paths
 from helpers import emulator
 from helpers.emulator import compiler
 from helpers.core.errors import CompilerNotFoundError, KernelArgumentError, KernelCompileError
 from helpers.core.kernel_source import KernelSource
 from helpers.run.kernel_loader import load_kernel
 
-KERNELS = Path(__file__).parent / "kernels"
+KERNELS = paths.ROOT / "tests" / "kernels"
 
 pytestmark = pytest.mark.usefixtures("cpu_backend")
 
@@ -358,7 +359,7 @@ def fresh_cache(tmp_path, monkeypatch):
     """An empty build cache, a forgotten in-process cache, and a record of compiler runs."""
     monkeypatch.setenv("TBT_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(compiler, "_programs", {})
-    compiler.runtime_object.cache_clear()
+    compiler.forget_builds()
     calls: list[list[str]] = []
     real_run = compiler._run
 
@@ -369,7 +370,7 @@ def fresh_cache(tmp_path, monkeypatch):
     monkeypatch.setattr(compiler, "_run", counting_run)
     yield calls
     monkeypatch.undo()
-    compiler.runtime_object.cache_clear()
+    compiler.forget_builds()
 
 
 def compiles(calls) -> int:

@@ -17,7 +17,7 @@ from helpers.core import stages
 from helpers.core.errors import CourseError
 from helpers.core.paths import RESULTS_DIR
 from helpers.core.configs import ThreadTile2DConfig, TileConfig
-from test_cli import helpers_cli
+from support import helpers_cli
 
 
 # ---- the search space ------------------------------------------------------------------------------

@@ -4,7 +4,6 @@ block-size panel's run/describe/draw functions, the exercise checkers, the commi
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import matplotlib
 import numpy as np
@@ -12,11 +11,12 @@ import pytest
 
 matplotlib.use("Agg")
 
+from helpers.core import paths
 from helpers.course import cpu_gemm
 from helpers.course import exercises  # noqa: E402
 from helpers.measure import verify  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = paths.ROOT
 
 
 @pytest.mark.parametrize("v", cpu_gemm.VERSIONS, ids=lambda v: v.name)

@@ -9,17 +9,17 @@ from __future__ import annotations
 
 import re
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from helpers.core import paths
 from helpers import emulator
 from helpers.core.errors import BarrierError, KernelCompileError, KernelCrashError, KernelTimeoutError, OutOfBoundsError, UnsupportedFeatureError
 from helpers.core.kernel_source import KernelSource
 from helpers.run.kernel_loader import load_kernel
 
-KERNELS = Path(__file__).parent / "kernels"
+KERNELS = paths.ROOT / "tests" / "kernels"
 
 pytestmark = pytest.mark.usefixtures("cpu_backend")
 

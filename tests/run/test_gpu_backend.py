@@ -3,15 +3,15 @@
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
+from helpers.core import paths
 from helpers.run import backend
 from helpers.measure import bench
 from helpers.core import stages
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = paths.ROOT
 pytestmark = pytest.mark.gpu
 
 

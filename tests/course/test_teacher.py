@@ -9,16 +9,16 @@ import inspect
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import nbformat
 import pytest
 
+from helpers.core import paths
 from helpers.run import backend
 from helpers.course import exercises
 from helpers.course import teacher
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = paths.ROOT
 NB02 = ROOT / "notebooks" / "02_naive.ipynb"
 
 

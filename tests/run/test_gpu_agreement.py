@@ -8,15 +8,15 @@ an expectation computed here, so that agreement cannot hide a shared mistake.
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from helpers.core import paths
 from helpers.run import backend
 from helpers.run.kernel_loader import load_kernel
 
-KERNELS = Path(__file__).parent / "kernels"
+KERNELS = paths.ROOT / "tests" / "kernels"
 
 pytestmark = pytest.mark.gpu
 

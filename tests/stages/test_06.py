@@ -5,7 +5,6 @@ kernel or a re-measured file that changes a claim fails a test, not just a noteb
 import dataclasses
 import json
 import statistics
-from pathlib import Path
 
 import nbformat
 import pytest
@@ -19,7 +18,7 @@ from helpers.course import notebook_tools
 from helpers.measure import resources
 from helpers.core import stages
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = paths.ROOT
 BASE = stages.variant("05_2d_thread_tiling")
 PADDED, TRANSPOSED, SWIZZLED = (stages.variant(n) for n in ("06_padded", "06_transposed_a", "06_swizzled"))
 TILE_16x4 = dict(BM=128, BN=128, BK=16, TM=16, TN=4)

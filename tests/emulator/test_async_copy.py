@@ -5,17 +5,17 @@ and what traces and the race check see. Kernels: tests/kernels/async_copy.cu.
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from helpers.core import paths
 from helpers.measure import memory
 from helpers.measure import trace
 from helpers.core.errors import KernelCrashError, OutOfBoundsError
 from helpers.run.kernel_loader import load_kernel
 
-KERNELS = Path(__file__).parent / "kernels"
+KERNELS = paths.ROOT / "tests" / "kernels"
 FILE = KERNELS / "async_copy.cu"
 
 pytestmark = pytest.mark.usefixtures("cpu_backend")

@@ -14,7 +14,7 @@ from helpers.views import ladder_report
 from helpers.measure import roofline  # noqa: E402
 from helpers.core.errors import CourseError  # noqa: E402
 from helpers.core.paths import RESULTS_DIR  # noqa: E402
-from test_cli import helpers_cli  # noqa: E402
+from support import helpers_cli  # noqa: E402
 
 
 def test_readme_results_table_is_the_one_made_from_the_newest_ladder():
