@@ -54,6 +54,7 @@ SURFACE = {
     "exercises": "helpers.course.exercises",    # the exercises' checkers, per stage
     "cpu_gemm": "helpers.course.cpu_gemm",      # stage 01: the CPU GEMM
     "colab": "helpers.course.colab",            # the first cell of every notebook; Colab setup
+    "write_it": "helpers.course.write_it",      # write the stage's kernel yourself: %%kernel cells and their checks
 }
 
 __all__ = sorted(SURFACE)

@@ -1,6 +1,6 @@
 // Stage 03: shared-memory tiling.
 //
-// C = alpha * A * B + beta * C, row-major: A is M x K, B is K x N, C is M x N.
+// C = alpha * A * B + beta * C, row-major: A is M x K, B is K x N, C is M x N (not read if beta = 0).
 // What changed from 02_naive_coalesced: the block's TILE x TILE threads first copy a
 // TILE x TILE tile of A and one of B into shared memory (one element each, coalesced), wait,
 // and then each thread takes its TILE multiply-adds from shared memory. Each element loaded
@@ -31,5 +31,5 @@ __global__ void sgemm_smem_tiling(int M, int N, int K, float alpha, const float*
     for (int k = 0; k < TILE; ++k) acc += As[ty][k] * Bs[k][tx];
     __syncthreads();  // everyone is done reading before the next tiles overwrite them
   }
-  if (row < M && col < N) C[row * N + col] = alpha * acc + beta * C[row * N + col];
+  if (row < M && col < N) C[row * N + col] = alpha * acc + beta * (beta == 0.0f ? 0.0f : C[row * N + col]);
 }

@@ -1,6 +1,6 @@
 // Stage 05: 2D thread tiling.
 //
-// C = alpha * A * B + beta * C, row-major: A is M x K, B is K x N, C is M x N.
+// C = alpha * A * B + beta * C, row-major: A is M x K, B is K x N, C is M x N (not read if beta = 0).
 // What changed from 04_1d_thread_tiling: a thread computes a TM x TN tile of C instead of a
 // column of TM. For each step k it copies TM values of A and TN values of B from shared memory
 // into registers and forms all TM*TN products of them (an outer product), so a shared load now
@@ -76,7 +76,7 @@ __global__ void __launch_bounds__(BM * BN / TM / TN)
 #pragma unroll
     for (int j = 0; j < TN; ++j) {
       const int col = blockCol + threadCol * TN + j;
-      if (row < M && col < N) C[row * N + col] = alpha * acc[i][j] + beta * C[row * N + col];
+      if (row < M && col < N) C[row * N + col] = alpha * acc[i][j] + beta * (beta == 0.0f ? 0.0f : C[row * N + col]);
     }
   }
 }

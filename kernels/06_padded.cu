@@ -1,6 +1,6 @@
 // Stage 06: bank conflicts, fixed by padding.
 //
-// C = alpha * A * B + beta * C, row-major: A is M x K, B is K x N, C is M x N.
+// C = alpha * A * B + beta * C, row-major: A is M x K, B is K x N, C is M x N (not read if beta = 0).
 // What changed from 05_2d_thread_tiling: each row of the A tile in shared memory is PAD floats
 // longer than it needs to be, As[BM][BK + PAD]. When a warp holds several thread rows (8 x 8 thread
 // tiles: 16 threads per row of C, so 2 thread rows per warp), its lanes read As[row][k] for rows
@@ -88,7 +88,7 @@ __global__ void __launch_bounds__(BM * BN / TM / TN)
 #pragma unroll
     for (int j = 0; j < TN; ++j) {
       const int col = blockCol + threadCol * TN + j;
-      if (row < M && col < N) C[row * N + col] = alpha * acc[i][j] + beta * C[row * N + col];
+      if (row < M && col < N) C[row * N + col] = alpha * acc[i][j] + beta * (beta == 0.0f ? 0.0f : C[row * N + col]);
     }
   }
 }

@@ -1,6 +1,6 @@
 // Stage 06: bank conflicts, fixed by an XOR swizzle.
 //
-// C = alpha * A * B + beta * C, row-major: A is M x K, B is K x N, C is M x N.
+// C = alpha * A * B + beta * C, row-major: A is M x K, B is K x N, C is M x N (not read if beta = 0).
 // What changed from 05_2d_thread_tiling: element (r, c) of the A tile is stored at column
 // c ^ s(r) of row r, where s(r) = (r / TM) % SWIZZLE is the index of the thread row that reads
 // row r, and read back from the same place. XOR with a fixed s permutes the columns of a row, so
@@ -86,7 +86,7 @@ __global__ void __launch_bounds__(BM * BN / TM / TN)
 #pragma unroll
     for (int j = 0; j < TN; ++j) {
       const int col = blockCol + threadCol * TN + j;
-      if (row < M && col < N) C[row * N + col] = alpha * acc[i][j] + beta * C[row * N + col];
+      if (row < M && col < N) C[row * N + col] = alpha * acc[i][j] + beta * (beta == 0.0f ? 0.0f : C[row * N + col]);
     }
   }
 }

@@ -1,6 +1,6 @@
 // Stage 07: vectorized access.
 //
-// C = alpha * A * B + beta * C, row-major: A is M x K, B is K x N, C is M x N.
+// C = alpha * A * B + beta * C, row-major: A is M x K, B is K x N, C is M x N (not read if beta = 0).
 // What changed from 06_transposed_a: every access moves 4 floats (16 bytes) at a time where it
 // can, and a thread's tile is split so that those accesses are conflict-free.
 // - Global memory: each thread copies 4 consecutive floats of a row of A (and of B) with one
@@ -176,7 +176,7 @@ __global__ void __launch_bounds__(BM * BN / TM / TN)
       const int col = blockCol + g * 4 * THREAD_COLS + threadCol * 4;
       float* p = &C[row * N + col];
       if (alignedC && col + 4 <= N) {
-        float4 v = *reinterpret_cast<const float4*>(p);
+        float4 v = beta == 0.0f ? make_float4(0.0f, 0.0f, 0.0f, 0.0f) : *reinterpret_cast<const float4*>(p);
         v.x = alpha * acc[i][4 * g + 0] + beta * v.x;
         v.y = alpha * acc[i][4 * g + 1] + beta * v.y;
         v.z = alpha * acc[i][4 * g + 2] + beta * v.z;
@@ -185,7 +185,7 @@ __global__ void __launch_bounds__(BM * BN / TM / TN)
       } else {
 #pragma unroll
         for (int j = 0; j < 4; ++j)
-          if (col + j < N) p[j] = alpha * acc[i][4 * g + j] + beta * p[j];
+          if (col + j < N) p[j] = alpha * acc[i][4 * g + j] + beta * (beta == 0.0f ? 0.0f : p[j]);
       }
     }
   }

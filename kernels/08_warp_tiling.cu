@@ -1,6 +1,6 @@
 // Stage 08: warp tiling.
 //
-// C = alpha * A * B + beta * C, row-major: A is M x K, B is K x N, C is M x N.
+// C = alpha * A * B + beta * C, row-major: A is M x K, B is K x N, C is M x N (not read if beta = 0).
 // What changed from 07_vectorized: the warp becomes a level of the tiling. Everything else (the
 // 16-byte accesses, all of a tile's global loads before its shared stores, the unchecked loop of
 // interior blocks, A's transposed tile with rows padded by 4) is 07's, unchanged.
@@ -181,7 +181,7 @@ __global__ void __launch_bounds__(BM * BN / TM / TN)
       const int col = blockCol + colBase + g * 4 * LANE_COLS;
       float* p = &C[row * N + col];
       if (alignedC && col + 4 <= N) {
-        float4 v = *reinterpret_cast<const float4*>(p);
+        float4 v = beta == 0.0f ? make_float4(0.0f, 0.0f, 0.0f, 0.0f) : *reinterpret_cast<const float4*>(p);
         v.x = alpha * acc[i][4 * g + 0] + beta * v.x;
         v.y = alpha * acc[i][4 * g + 1] + beta * v.y;
         v.z = alpha * acc[i][4 * g + 2] + beta * v.z;
@@ -190,7 +190,7 @@ __global__ void __launch_bounds__(BM * BN / TM / TN)
       } else {
 #pragma unroll
         for (int j = 0; j < 4; ++j)
-          if (col + j < N) p[j] = alpha * acc[i][4 * g + j] + beta * p[j];
+          if (col + j < N) p[j] = alpha * acc[i][4 * g + j] + beta * (beta == 0.0f ? 0.0f : p[j]);
       }
     }
   }

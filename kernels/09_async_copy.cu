@@ -1,6 +1,6 @@
 // Stage 09, variant: a multi-stage pipeline of asynchronous copies.
 //
-// C = alpha * A * B + beta * C, row-major: A is M x K, B is K x N, C is M x N.
+// C = alpha * A * B + beta * C, row-major: A is M x K, B is K x N, C is M x N (not read if beta = 0).
 // What changed from 09_double_buffering: the tiles travel from global to shared memory by
 // asynchronous copies (cp.async, sm_80 and later, through <cuda_pipeline.h>), and shared memory
 // holds STAGES tiles of A and of B instead of 2.
@@ -200,7 +200,7 @@ __global__ void __launch_bounds__(BM * BN / TM / TN, MIN_BLOCKS)
       const int col = blockCol + colBase + g * 4 * LANE_COLS;
       float* p = &C[row * N + col];
       if (alignedC && col + 4 <= N) {
-        float4 v = *reinterpret_cast<const float4*>(p);
+        float4 v = beta == 0.0f ? make_float4(0.0f, 0.0f, 0.0f, 0.0f) : *reinterpret_cast<const float4*>(p);
         v.x = alpha * acc[i][4 * g + 0] + beta * v.x;
         v.y = alpha * acc[i][4 * g + 1] + beta * v.y;
         v.z = alpha * acc[i][4 * g + 2] + beta * v.z;
@@ -209,7 +209,7 @@ __global__ void __launch_bounds__(BM * BN / TM / TN, MIN_BLOCKS)
       } else {
 #pragma unroll
         for (int j = 0; j < 4; ++j)
-          if (col + j < N) p[j] = alpha * acc[i][4 * g + j] + beta * p[j];
+          if (col + j < N) p[j] = alpha * acc[i][4 * g + j] + beta * (beta == 0.0f ? 0.0f : p[j]);
       }
     }
   }

@@ -1,6 +1,6 @@
 // Stage 09: double buffering.
 //
-// C = alpha * A * B + beta * C, row-major: A is M x K, B is K x N, C is M x N.
+// C = alpha * A * B + beta * C, row-major: A is M x K, B is K x N, C is M x N (not read if beta = 0).
 // What changed from 08_warp_tiling: loading the next tiles overlaps computing on the current
 // ones, at two levels. The rest (the warp tiles, the 16-byte accesses, the unchecked loads of an
 // interior block's full tiles, A's transposed tile with rows padded by 4) is 08's.
@@ -209,7 +209,7 @@ __global__ void __launch_bounds__(BM * BN / TM / TN, MIN_BLOCKS)
       const int col = blockCol + colBase + g * 4 * LANE_COLS;
       float* p = &C[row * N + col];
       if (alignedC && col + 4 <= N) {
-        float4 v = *reinterpret_cast<const float4*>(p);
+        float4 v = beta == 0.0f ? make_float4(0.0f, 0.0f, 0.0f, 0.0f) : *reinterpret_cast<const float4*>(p);
         v.x = alpha * acc[i][4 * g + 0] + beta * v.x;
         v.y = alpha * acc[i][4 * g + 1] + beta * v.y;
         v.z = alpha * acc[i][4 * g + 2] + beta * v.z;
@@ -218,7 +218,7 @@ __global__ void __launch_bounds__(BM * BN / TM / TN, MIN_BLOCKS)
       } else {
 #pragma unroll
         for (int j = 0; j < 4; ++j)
-          if (col + j < N) p[j] = alpha * acc[i][4 * g + j] + beta * p[j];
+          if (col + j < N) p[j] = alpha * acc[i][4 * g + j] + beta * (beta == 0.0f ? 0.0f : p[j]);
       }
     }
   }

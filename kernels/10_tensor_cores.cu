@@ -1,6 +1,6 @@
 // Stage 10: tensor cores (TF32).
 //
-// C = alpha * A * B + beta * C, row-major: A is M x K, B is K x N, C is M x N.
+// C = alpha * A * B + beta * C, row-major: A is M x K, B is K x N, C is M x N (not read if beta = 0).
 // What changed from 09_async_copy: the multiply-adds leave the FP32 lanes for the tensor cores.
 // - A warp no longer splits its WM x WN tile into 32 thread tiles. It holds the tile as
 //   (WM/16) x (WN/16) accumulator fragments of 16 x 16 (nvcuda::wmma, <mma.h>), and per step of 8
@@ -212,7 +212,7 @@ __global__ void __launch_bounds__(BM / WM * BN / WN * 32)
           const float* s = cs + r * LDC + c0 + 4 * g;
           float* p = &C[row * N + col + 4 * g];
           if (alignedC && col + 4 * g + 4 <= N) {
-            float4 v = *reinterpret_cast<const float4*>(p);
+            float4 v = beta == 0.0f ? make_float4(0.0f, 0.0f, 0.0f, 0.0f) : *reinterpret_cast<const float4*>(p);
             v.x = alpha * s[0] + beta * v.x;
             v.y = alpha * s[1] + beta * v.y;
             v.z = alpha * s[2] + beta * v.z;
@@ -221,7 +221,7 @@ __global__ void __launch_bounds__(BM / WM * BN / WN * 32)
           } else {
 #pragma unroll
             for (int q = 0; q < 4; ++q)
-              if (col + 4 * g + q < N) p[q] = alpha * s[q] + beta * p[q];
+              if (col + 4 * g + q < N) p[q] = alpha * s[q] + beta * (beta == 0.0f ? 0.0f : p[q]);
           }
         }
       }

@@ -1,6 +1,6 @@
 // Stage 10, second variant: Hopper's warpgroup MMA (wgmma), TF32.
 //
-// C = alpha * A * B + beta * C, row-major: A is M x K, B is K x N, C is M x N.
+// C = alpha * A * B + beta * C, row-major: A is M x K, B is K x N, C is M x N (not read if beta = 0).
 // What changed from 10_tensor_cores: the multiply-adds go to the tensor cores through wgmma
 // (sm_90a: H100, H200), which Hopper added beside wmma, and which is how cuBLAS feeds them.
 // - wmma's mma_sync is a warp's 16 x 16 x 8 product, and the warp waits for it. wgmma is issued
@@ -221,13 +221,13 @@ __global__ void __launch_bounds__(BN / 64 * 128)
       if (row >= M || col >= N) continue;
       float* p = &C[row * N + col];
       if (alignedC && col + 1 < N) {
-        float2 v = *reinterpret_cast<const float2*>(p);
+        float2 v = beta == 0.0f ? make_float2(0.0f, 0.0f) : *reinterpret_cast<const float2*>(p);
         v.x = alpha * d0 + beta * v.x;
         v.y = alpha * d1 + beta * v.y;
         *reinterpret_cast<float2*>(p) = v;
       } else {
-        p[0] = alpha * d0 + beta * p[0];
-        if (col + 1 < N) p[1] = alpha * d1 + beta * p[1];
+        p[0] = alpha * d0 + beta * (beta == 0.0f ? 0.0f : p[0]);
+        if (col + 1 < N) p[1] = alpha * d1 + beta * (beta == 0.0f ? 0.0f : p[1]);
       }
     }
   }

@@ -1,12 +1,13 @@
 """Puts the current "Open in Colab" badge and the current first code cell in every notebook.
 
-    python tools/colab_badges.py                 update notebooks/*.ipynb (idempotent)
-    python tools/colab_badges.py --check         say which notebooks are out of date; write nothing
-    python tools/colab_badges.py notebooks/10_*.ipynb   only these
+    python -m tools.colab_badges                 update notebooks/*.ipynb (idempotent)
+    python -m tools.colab_badges --check         say which notebooks are out of date; write nothing
+    python -m tools.colab_badges notebooks/10_*.ipynb   only these
+    (python tools/colab_badges.py ... works too)
 
 The badge is the notebook's first cell, a markdown cell of its own; the first code cell is
-helpers.colab.first_cell(), the same in every notebook. Both name the GitHub repository in
-helpers/colab.py (GITHUB_REPO): change it there and run this tool. A first code cell that is
+helpers.course.colab.first_cell(), the same in every notebook. Both name the GitHub repository in
+helpers/course/colab.py (GITHUB_REPO): change it there and run this tool. A first code cell that is
 neither the current one nor an earlier version of the course's setup cell is reported and left
 alone. Exit status: 0 all current (or updated), 1 something out of date (--check) or left alone.
 """
@@ -17,11 +18,12 @@ import argparse
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+if __spec__ is None:  # run by path, not as python -m tools.colab_badges: helpers/ is beside tools/
+    sys.path.insert(0, str(Path(sys.path[0]).parent))
 
 import nbformat  # noqa: E402
 
+from helpers.core.paths import NOTEBOOKS  # noqa: E402
 from helpers.course import colab  # noqa: E402
 
 BADGE_CELL_ID = "colab-badge"
@@ -52,7 +54,7 @@ def update(nb, name: str) -> tuple[list[str], list[str]]:
             code[0].source = setup
             changed.append("first code cell")
         else:
-            refused.append("the first code cell is not the course's setup cell; put helpers.colab.first_cell() "
+            refused.append("the first code cell is not the course's setup cell; put helpers.course.colab.first_cell() "
                            "there by hand")
     return changed, refused
 
@@ -62,7 +64,7 @@ def main(argv=None) -> int:
     p.add_argument("notebooks", nargs="*", type=Path, help="default: notebooks/*.ipynb")
     p.add_argument("--check", action="store_true", help="report, write nothing; exit 1 if any is out of date")
     args = p.parse_args(argv)
-    paths = args.notebooks or sorted((ROOT / "notebooks").glob("*.ipynb"))
+    paths = args.notebooks or sorted(NOTEBOOKS.glob("*.ipynb"))
     status = 0
     for path in paths:
         nb = nbformat.read(path, as_version=4)

@@ -1,15 +1,16 @@
-"""Stage 01 benchmark: every CPU version of helpers/cpu_gemm.py against single-threaded OpenBLAS.
+"""Stage 01 benchmark: every CPU version of helpers/course/cpu_gemm/versions.py against single-threaded OpenBLAS.
 
-    .venv/bin/python tools/cpu_gemm_bench.py                  # 1024^3 and 512^3, writes results/cpu_gemm_<cpu>_<date>.json
-    .venv/bin/python tools/cpu_gemm_bench.py --sizes 1024 --repeat 7 --out FILE
-    .venv/bin/python tools/cpu_gemm_bench.py --figures        # only redraw figures/01_* from the committed results
+    .venv/bin/python -m tools.cpu_gemm_bench                  # 1024^3 and 512^3, writes results/cpu_gemm_<cpu>_<date>.json
+    .venv/bin/python -m tools.cpu_gemm_bench --sizes 1024 --repeat 7 --out FILE
+    .venv/bin/python -m tools.cpu_gemm_bench --figures        # only redraw figures/01_* from the committed results
+    (.venv/bin/python tools/cpu_gemm_bench.py ... works too, as the tests run it)
 
 What it records: the machine (CPU model, logical CPUs, caches, Python, NumPy, Numba, llvmlite,
 the vector width Numba's code uses, the BLAS threadpoolctl reports with its kernel, the OpenBLAS
 environment variables, the load average before and after, date, command), this core's ceilings
 (FMA peak, one FMA chain, copy bandwidth in L1, L2 and DRAM), and per version and size the
 median, quartiles and minimum of --repeat timed runs after one untimed warm-up, in rounds that
-time every contestant once each (helpers.cpu_gemm.benchmark). Unless --no-256, it also times the
+time every contestant once each (helpers.course.cpu_gemm.benchmark). Unless --no-256, it also times the
 versions at the largest size in a second process with Numba's default vector width (LLVM's
 256-bit preference on AVX-512 cores), to show what that choice costs.
 
@@ -30,7 +31,8 @@ _MARK = "TBT_BENCH_UNSET"
 if __name__ == "__main__" and any(v in os.environ for v in _UNSET):  # before NumPy loads OpenBLAS
     env = {k: v for k, v in os.environ.items() if k not in _UNSET}
     env[_MARK] = ";".join(f"{k}={os.environ[k]}" for k in _UNSET if k in os.environ)
-    os.execve(sys.executable, [sys.executable, *sys.argv], env)
+    again = ["-m", __spec__.name] if __spec__ else sys.argv[:1]  # as it was started: as a module or by path
+    os.execve(sys.executable, [sys.executable, *again, *sys.argv[1:]], env)
 
 import argparse          # noqa: E402
 import datetime as _dt   # noqa: E402
@@ -39,11 +41,12 @@ import re                # noqa: E402
 import subprocess        # noqa: E402
 from pathlib import Path  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+if __spec__ is None:  # run by path, not as python -m tools.cpu_gemm_bench: helpers/ is beside tools/
+    sys.path.insert(0, str(Path(sys.path[0]).parent))
 
-from helpers.course import cpu_gemm
 from helpers.core import progress  # noqa: E402
+from helpers.core.paths import RESULTS_DIR, ROOT  # noqa: E402
+from helpers.course import cpu_gemm  # noqa: E402
 
 
 def machine_slug(model: str) -> str:
@@ -52,7 +55,7 @@ def machine_slug(model: str) -> str:
 
 
 def default_out(model: str) -> Path:
-    return ROOT / "results" / f"cpu_gemm_{machine_slug(model)}_{_dt.date.today().isoformat()}.json"
+    return RESULTS_DIR / f"cpu_gemm_{machine_slug(model)}_{_dt.date.today().isoformat()}.json"
 
 
 def rows_with_default_vectors(size: int, repeat: int) -> dict:
@@ -84,7 +87,8 @@ def main(argv=None) -> int:
         return 0
 
     log = (lambda *a: progress.write(*a, file=sys.stderr))   # lines above the progress bar of the rounds
-    command = "python tools/cpu_gemm_bench.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    how = "python tools/cpu_gemm_bench.py" if __spec__ is None else "python -m tools.cpu_gemm_bench"
+    command = f"{how} " + " ".join(argv if argv is not None else sys.argv[1:])
     load_before = os.getloadavg()
     m = cpu_gemm.machine(command.strip())
     m["openblas_env_unset_by_tool"] = os.environ.get(_MARK, "")

@@ -1,6 +1,6 @@
 """The CPU emulator's speed on the bars of its issue, written to results/emulator_speed.json.
 
-    python tools/emulator_speed.py [--repeat 15]
+    python -m tools.emulator_speed [--repeat 15] [--numba-python PYTHON]
 
 Times each launch end to end (process start, copies, checks: what a notebook waits for) and the
 grid alone (the runtime's own clock), as medians; one worker process (one core) unless stated.
@@ -14,23 +14,20 @@ import json
 import os
 import platform
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
 from helpers import emulator
 from helpers.core import progress
-from helpers.measure import verify  # noqa: E402
-from helpers.core.device import host_description  # noqa: E402
-from helpers.run.gemm import launch_args  # noqa: E402
-from helpers.core.kernel_source import KernelSource  # noqa: E402
+from helpers.core.device import host_description
+from helpers.core.kernel_source import KernelSource
+from helpers.core.paths import RESULTS_DIR, ROOT
+from helpers.measure import verify
+from helpers.run.gemm import launch_args
 
-BENCH = ROOT / "tools" / "emulator_bench"
+BENCH = ROOT / "tools" / "emulator_bench"   # frozen copies, so that the timings stay comparable
 CASES = [  # name, file, name expression, size, block, grid(size), workers
     ("16x16 shared-memory tiled, 128^3, 1 core", "smem_tiled_16.cu", "sgemm_smem_tiled<16>", 128,
      (16, 16, 1), lambda n: (n // 16, n // 16, 1), 1),
@@ -64,7 +61,7 @@ def measure(file, expr, n, block, grid, workers, repeat):
 def main():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--repeat", type=int, default=15)
-    p.add_argument("--out", default=str(ROOT / "results" / "emulator_speed.json"))
+    p.add_argument("--out", default=str(RESULTS_DIR / "emulator_speed.json"))
     p.add_argument("--numba-python", help="a Python with numba installed: also time Numba's CUDA simulator "
                                           "on the same 128^3 tiled SGEMM, in the same session")
     args = p.parse_args()
@@ -91,7 +88,7 @@ def main():
            "provenance": {"machine": host_description(), "compiler": emulator.find_compiler().version,
                           "python": platform.python_version(), "numpy": np.__version__,
                           "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-                          "command": f"python tools/emulator_speed.py --repeat {args.repeat}"
+                          "command": f"python -m tools.emulator_speed --repeat {args.repeat}"
                                      + (" --numba-python PYTHON" if args.numba_python else "")}}
     Path(args.out).parent.mkdir(exist_ok=True)
     Path(args.out).write_text(json.dumps(out, indent=1) + "\n")

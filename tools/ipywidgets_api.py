@@ -1,4 +1,4 @@
-"""Records the ipywidgets API of the Python that runs it, for tests/test_colab.py.
+"""Records the ipywidgets API of the Python that runs it, for tests/e2e/test_colab.py.
 
 Google Colab ships ipywidgets 7.7 and cannot take 8 without a restart, so the course's panels
 must use only what 7.7 has. The test reads what the panels use from helpers/ (without importing

@@ -1,21 +1,19 @@
 """Stage 02's committed GPU measurements: both kernels and cuBLAS at 256..4096, and the block-shape
-sweep of 02_naive_coalesced at 4096^3, in one session.
-    PYTHONPATH=. python3 tools/measure_02.py OUT.json"""
+sweep of 02_naive_coalesced at 4096^3 (the shapes of the committed run), in one session.
+    python3 -m tools.measure_02 OUT.json"""
 import json
 import sys
 from pathlib import Path
 
-from helpers.measure import gpu_results
+from helpers.core import progress, stages
+from helpers.core.paths import RESULTS_DIR
+from helpers.measure import bench, gpu_results
 from helpers.run import backend
-from helpers.measure import bench
-from helpers.views import display
-from helpers.core import progress
-from helpers.core import stages
 from helpers.views import widgets
 
 backend.use("gpu")
-CMD = "PYTHONPATH=. python3 tools/measure_02.py OUT.json"
-old = json.loads((Path(__file__).resolve().parent.parent / "results" / "02_naive_h200_2026-11-22.json").read_text())
+CMD = "python3 -m tools.measure_02 OUT.json"
+old = json.loads((RESULTS_DIR / "02_naive_h200_2026-11-22.json").read_text())
 shapes = [(r["variant"], r["block_x"], r["block_y"]) for r in old["block_shape_sweep"]["rows"]]
 rows = gpu_results.measure(stages.stage("02").variants, sizes=(256, 512, 1024, 2048, 4096), n_warmup=5, n_repeat=30)
 sweep = []
@@ -25,7 +23,7 @@ for name, bx, by in progress.bar(shapes, desc="block shapes at 4096^3", unit="sh
     row["gflops"] = round(r.gflops) if getattr(r, "gflops", None) else None
     sweep.append(row)
 out = {"provenance": bench.provenance(CMD), "rows": rows,
-       "block_shape_sweep": {"note": "helpers.widgets.run_block_shape(variant, bx, by, time_size=4096), same session "
+       "block_shape_sweep": {"note": "helpers.views.widgets.run_block_shape(variant, bx, by, time_size=4096), same session "
                                      "and GPU as provenance", "rows": sweep}}
 Path(sys.argv[1]).write_text(json.dumps(out, indent=1))
 for r in rows:

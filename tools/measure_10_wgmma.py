@@ -1,7 +1,7 @@
-"""Stage 10's wgmma kernel on an H100 or H200, through the course's own code (helpers.verify,
-helpers.bench), into one JSON file:
+"""Stage 10's wgmma kernel on an H100 or H200, through the course's own code (helpers.measure.verify,
+helpers.measure.bench), into one JSON file:
 
-    PYTHONUNBUFFERED=1 python3 tools/measure_10_wgmma.py OUT.json [--rounds 3]
+    PYTHONUNBUFFERED=1 python3 -m tools.measure_10_wgmma OUT.json [--rounds 3]
 
 - every registered configuration of 10_wgmma verified on the shape catalogue (float64 reference);
 - at 4096^3, ROUNDS interleaved rounds of cuBLAS TF32, cuBLAS FP32, 10_wgmma and 10_tensor_cores
@@ -15,18 +15,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-
-from helpers.measure import bench
-from helpers.core import progress
-from helpers.measure import resources
-from helpers.core import stages
-from helpers.measure import verify  # noqa: E402
-from helpers.core.configs import TensorCoreConfig, WgmmaConfig  # noqa: E402
+from helpers.core import progress, stages
+from helpers.core.configs import TensorCoreConfig, WgmmaConfig
+from helpers.measure import bench, resources, verify
 
 WGMMA, WMMA = stages.variant("10_wgmma"), stages.variant("10_tensor_cores")
 SIZES = (512, 1024, 2048, 3072, 4096, 6144, 8192)
@@ -49,11 +42,11 @@ def timings(n: int, n_repeat: int) -> list[dict]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out")
     ap.add_argument("--rounds", type=int, default=3)
     a = ap.parse_args()
-    data = {"provenance": bench.provenance(f"python tools/measure_10_wgmma.py OUT.json --rounds {a.rounds}"),
+    data = {"provenance": bench.provenance(f"python -m tools.measure_10_wgmma OUT.json --rounds {a.rounds}"),
             "configurations": [], "rounds_4096": [], "sweep": [], "precision": []}
     save = lambda: Path(a.out).write_text(json.dumps(data, indent=1))  # noqa: E731
     for cfg in (WGMMA.default, *WGMMA.alternatives):

@@ -1,9 +1,9 @@
 """Tile sizes of stages 04 and 05 on a GPU: a handful of configurations per stage, cuBLAS beside.
 
-    PYTHONUNBUFFERED=1 python3 tools/tune_04_05.py --out results/stages_04_05_h200_DATE.json
+    PYTHONUNBUFFERED=1 python3 -m tools.tune_04_05 --out results/stages_04_05_h200_DATE.json
 
-Every candidate is first verified on the course's catalogue of odd shapes (helpers.verify) on the
-GPU, then timed at SIZE^3 with helpers.bench (CUDA events, warm-up, median of REPEAT launches,
+Every candidate is first verified on the course's catalogue of odd shapes (helpers.measure.verify) on the
+GPU, then timed at SIZE^3 with helpers.measure.bench (CUDA events, warm-up, median of REPEAT launches,
 checked against cuBLAS on the same data). cuBLAS (cupy.matmul, TF32 off) is timed in the same
 run, before and after the candidates, so drift shows. The JSON holds every row, the fastest
 configuration of each stage (the registry's default should be that one), the provenance, and
@@ -23,15 +23,10 @@ import traceback
 from dataclasses import asdict
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from helpers.core import paths
+from helpers.core import paths, progress, stages
+from helpers.core.configs import ThreadTile1DConfig as T1, ThreadTile2DConfig as T2
+from helpers.measure import bench, resources, verify
 from helpers.run import backend
-from helpers.measure import bench
-from helpers.core import progress
-from helpers.core import stages
-from helpers.measure import verify  # noqa: E402
-from helpers.core.configs import ThreadTile1DConfig as T1, ThreadTile2DConfig as T2  # noqa: E402
 
 # (BM, BN, BK, TM): 128 to 1024 threads, TM from 8 to 32 results per thread
 CANDIDATES_04 = (
@@ -51,7 +46,6 @@ CANDIDATES = {"04_1d_thread_tiling": CANDIDATES_04, "05_2d_thread_tiling": CANDI
 
 def registers(variant, config) -> int | None:
     try:
-        from helpers.measure import resources
         return resources.kernel_resources(variant, config).registers
     except Exception:  # the count is extra information; its absence must not stop the timing
         return None

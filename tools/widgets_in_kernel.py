@@ -5,7 +5,7 @@ Made for Google Colab's ipywidgets 7.7 (the course pins 8); run in a throwaway e
     python3 -m venv ../ipyw77
     ../ipyw77/bin/pip install -r requirements.txt && ../ipyw77/bin/pip install ipywidgets==7.7.1 "ipykernel<7"
     ../ipyw77/bin/python -m ipykernel install --prefix ../ipyw77 --name python3
-    ../ipyw77/bin/python tools/widgets_in_kernel.py
+    ../ipyw77/bin/python -m tools.widgets_in_kernel     # from the repository root
 
 Each panel's callback runs once when it is built and once per slider move; the count and the last
 description are printed, and an ERROR line for any cell that raised. A callback's exception does
@@ -17,14 +17,14 @@ A run takes about 20 s on the CPU emulator. On a loaded machine nbclient has now
 cell's reply only at the cell's timeout (900 s here; kernel and client both idle meanwhile): a
 run of about 15 minutes with the same results, not a panel fault.
 """
-import sys, time
+import time
 import nbformat
 from nbclient import NotebookClient
 cells = [
     # the course's own first cell, as committed
     None,
     "import ipywidgets, tqdm; print('ipywidgets', ipywidgets.__version__, 'tqdm', tqdm.__version__)",
-    "from helpers import widgets, cpu_gemm, progress\n"
+    "from helpers.core import progress\nfrom helpers.course import cpu_gemm\nfrom helpers.views import widgets\n"
     "seen = []\n"
     "for f in ('describe_block_shape', 'describe_tile_config'):\n"
     "    orig = getattr(widgets, f)\n"
@@ -53,14 +53,13 @@ cells = [
     "for _ in progress.bar(range(3), desc='demo'): pass\n"
     "print('bar ok')",
 ]
-ROOT = __import__("pathlib").Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from helpers.core.paths import NOTEBOOKS
 from helpers.course import colab
 cells[0] = colab.first_cell()
 nb = nbformat.v4.new_notebook()
 nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
 t = time.time()
-client = NotebookClient(nb, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(ROOT / "notebooks")}})
+client = NotebookClient(nb, timeout=900, kernel_name="python3", allow_errors=True, resources={"metadata": {"path": str(NOTEBOOKS)}})
 client.execute()
 
 

@@ -11,11 +11,16 @@
                                                search a kernel's tile configurations: each verified,
                                                then timed on a GPU (--dry-run: enumerate and verify only)
     python -m helpers diff VARIANT [--code-only]  the kernel's diff against the one it is built from
+    python -m helpers resources [--arch sm_86]  every kernel's registers, shared memory, spills and occupancy
+                                               on one GPU architecture (default: this GPU's), from ptxas
     python -m helpers results-table [--ladder FILE] [--write]
                                                README's results table from the newest committed ladder
                                                (--write: into README, with figures/11_autotuning_*.svg)
     python -m helpers teacher student-copies OUTDIR | teacher-copies OUTDIR | grade STUDENT.ipynb ...
                                                notebooks to hand out or keep, and a grader (helpers/course/teacher.py)
+    python -m helpers exercise list | starter ID | check ID FILE.cu | solution ID
+                                               write a stage's kernel yourself, and have it checked
+                                               (helpers/course/write_it; exit 0 iff the check passes)
 Maintainers:
     python -m helpers figures [NAME ...] [--check] regenerate figures/*.svg (--check: which are stale)
     python -m helpers ncu launch|sass [VARIANT ...] | compare OUT
@@ -32,9 +37,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from helpers.cli.commands import (EXIT_FAILED, EXIT_USAGE, EXIT_WRONG, block_list_arg, ints_arg, cmd_check, cmd_diff, cmd_figures,
+from helpers.cli.commands import (EXIT_FAILED, EXIT_USAGE, EXIT_WRONG, block_list_arg, ints_arg, whole_arg, cmd_check, cmd_diff, cmd_figures,
                                   cmd_info, cmd_ladder, cmd_ncu, cmd_results_table, cmd_trace, cmd_tune)
-from helpers.core.errors import CourseError, KernelCompileError, VerificationError
+from helpers.cli.commands import cmd_resources
+from helpers.cli import exercise
+from helpers.core.arch import COURSE_ARCHS, arch_name
+from helpers.core.errors import CourseError, InputError, KernelCompileError, ResultsFileError, VerificationError
 from helpers.core.stages import variants
 from helpers.course import notebook_tools, teacher
 from helpers.measure import ncu
@@ -42,8 +50,15 @@ from helpers.run import backend
 from helpers.views import figure_files
 
 COMMANDS = {"info": cmd_info, "ladder": cmd_ladder, "check": cmd_check, "trace": cmd_trace, "tune": cmd_tune, "diff": cmd_diff,
-            "results-table": cmd_results_table, "figures": cmd_figures, "ncu": cmd_ncu,
-            "notebooks": notebook_tools.main, "teacher": teacher.main}
+            "results-table": cmd_results_table, "resources": cmd_resources, "figures": cmd_figures, "ncu": cmd_ncu,
+            "notebooks": notebook_tools.main, "teacher": teacher.main, "exercise": exercise.main}
+
+
+def _arch_arg(text: str) -> str:
+    try:
+        return arch_name(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e))
 
 
 def parser() -> argparse.ArgumentParser:
@@ -89,8 +104,13 @@ def parser() -> argparse.ArgumentParser:
     dif = sub.add_parser("diff", help="a kernel's diff against the kernel it is built from: the stage's lesson")
     dif.add_argument("variant", metavar="VARIANT", choices=[v.name for v in variants()],
                      help="a registered kernel, e.g. 07_vectorized")
-    dif.add_argument("--context", type=int, default=2, help="lines of context (default 2)")
+    dif.add_argument("--context", type=lambda t: whole_arg(t, "--context", 0), default=2, help="lines of context (default 2)")
     dif.add_argument("--code-only", action="store_true", help="leave out comments and blank lines")
+    res = sub.add_parser("resources", parents=[common],
+                         help="registers, shared memory, spills and occupancy of every kernel on one architecture")
+    res.add_argument("--arch", type=_arch_arg,
+                     help=f"a GPU architecture: {', '.join(COURSE_ARCHS)} (default: this GPU's; on the emulator "
+                          f"TBT_ARCH, else sm_90)")
     table = sub.add_parser("results-table", parents=[common], help="README's results table from the newest committed ladder")
     table.add_argument("--ladder", help="a ladder JSON (default: the newest results/gpu_*/ladder.json)")
     table.add_argument("--write", action="store_true",
@@ -109,6 +129,7 @@ def parser() -> argparse.ArgumentParser:
     cmp_.add_argument("folder", type=Path, help="holds ncu.csv, ncu.log, provenance.json and sass.txt(.gz)")
     notebook_tools.add_parser(sub)
     teacher.add_parser(sub)
+    exercise.add_parser(sub)
     return p
 
 
@@ -118,7 +139,7 @@ def main(argv=None) -> int:
         if getattr(args, "backend", None) and args.command not in ("teacher", "notebooks"):
             backend.use(args.backend)
         return COMMANDS[args.command](args)
-    except (KernelCompileError, FileNotFoundError) as e:
+    except (KernelCompileError, FileNotFoundError, InputError, ResultsFileError) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE
     except VerificationError as e:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 import matplotlib
 import numpy as np
@@ -24,8 +25,10 @@ from helpers.run.kernel_loader import load_kernel
 from helpers.measure.memory import per_line
 from helpers.measure import memory
 from helpers.measure import trace
-from helpers.run.kernel_loader import launch_dims
+from helpers.run.kernel_loader import check_launch
+from helpers.core.errors import InputError
 from helpers.measure import autotune
+from helpers.measure import resources
 from helpers.views import ladder_report
 
 
@@ -43,6 +46,34 @@ def ints_arg(text: str, what: str, count: tuple[int, ...]) -> tuple[int, ...]:
     return values
 
 
+def whole_arg(text: str, what: str, minimum: int) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{what} takes a whole number, got {text!r}")
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"{what} takes a whole number from {minimum} up, got {value}")
+    return value
+
+
+# ---- inputs: checked before anything compiles or allocates, by the checks the Python API uses ---------
+def _out_file(path, option: str) -> None:
+    """A file a command writes when it is done: its folder must exist now, not after the run."""
+    if path and not Path(path).resolve().parent.is_dir():
+        raise InputError(f"{option} {path}: the folder {Path(path).resolve().parent} does not exist, and the file "
+                         f"would be written only at the end of the run. Fix: create the folder, or name a file in one.")
+
+
+def _launch_inputs(args, reference: bool) -> tuple:
+    """check and trace: M, N, K, alpha and beta and the memory they need (verify.check_inputs), and
+    the grid, block and dynamic shared memory a GPU would take (kernel_loader.check_launch)."""
+    M, N, K = args.mnk
+    s = verify.Shape("check" if reference else "trace", M, N, K, alpha=args.alpha, beta=args.beta)
+    verify.check_inputs(s, reference, "verifying it" if reference else "tracing it")
+    grid, block = check_launch(args.grid, args.block, args.shared_mem, 0, backend.current().max_shared_per_block())
+    return s, grid, block
+
+
 def cmd_info(args) -> int:
     print(backend.banner())
     print(backend.current().device_info().card())
@@ -50,6 +81,8 @@ def cmd_info(args) -> int:
 
 
 def cmd_ladder(args) -> int:
+    bench.check_timing(args.size, args.size, args.size, args.repeat)
+    _out_file(args.json, "--json")
     on_gpu = backend.name() == "gpu"
     # Kernels this GPU cannot compile (wgmma before or after Hopper, wmma TF32 before Ampere)
     cc = backend.current().device_info().compute_capability if on_gpu else None
@@ -102,9 +135,9 @@ def cmd_ladder(args) -> int:
 
 def cmd_check(args) -> int:
     M, N, K = args.mnk
+    s, _, _ = _launch_inputs(args, reference=True)
     name = args.kernel + (f"<{args.template}>" if args.template else "")
     kernel = load_kernel(args.file, name)
-    s = verify.Shape("check", M, N, K, alpha=args.alpha, beta=args.beta)
     A, B, C0 = verify.random_operands(s, np.random.default_rng())
     bk = backend.current()
     dC = bk.to_device(C0)
@@ -176,14 +209,13 @@ vs ideal: the cost per request over the ideal (1.0x: as good as the access width
 
 def cmd_trace(args) -> int:
     M, N, K = args.mnk
+    s, grid, block = _launch_inputs(args, reference=False)
     name = args.kernel + (f"<{args.template}>" if args.template else "")
-    grid, block = launch_dims(args.grid, "grid"), launch_dims(args.block, "block")
     nblocks = grid[0] * grid[1] * grid[2]
     if args.blocks and args.blocks[-1] >= nblocks:
         print(f"error: --blocks: block {args.blocks[-1]} is outside the grid {grid}, whose {nblocks} blocks "
               f"are numbered 0 to {nblocks - 1} (x fastest, then y, then z).", file=sys.stderr)
         return EXIT_USAGE
-    s = verify.Shape("trace", M, N, K, alpha=args.alpha, beta=args.beta)
     A, B, C = verify.random_operands(s, np.random.default_rng())
     t = trace.capture(args.file, name, grid, block, launch_args(M, N, K, s.alpha, A, B, s.beta, C),
                       args.blocks, args.shared_mem)
@@ -224,6 +256,8 @@ def cmd_trace(args) -> int:
 
 
 def cmd_tune(args) -> int:
+    bench.check_timing(args.size, args.size, args.size, args.repeat, min_repeat=10)
+    _out_file(args.out, "--out")
     if args.dry_run:
         print(tuning_space.search_space(args.variant, args.radius).summary())
         print()
@@ -281,4 +315,11 @@ def cmd_diff(args) -> int:
     v = stages.resolve(args.variant)
     print(display.diff_text(v.parent, v.name, context=args.context, code_only=args.code_only) if v.parent
           else f"{v.name} is the course's first kernel: it is built from no other.")
+    return 0
+
+
+def cmd_resources(args) -> int:
+    """Every registered kernel at its default configuration for one architecture: registers, shared
+    memory, spills, blocks per SM and occupancy, from NVRTC + ptxas (no GPU needed)."""
+    print(resources.resource_table(args.arch))
     return 0

@@ -38,14 +38,28 @@ class ArchLimits:
 
 
 KIB = 1024
+# Source: NVIDIA, CUDA C++ Programming Guide, release 12.9, "Compute Capabilities", table "Technical
+# Specifications per Compute Capability" (resident threads, blocks, shared memory per SM and per block,
+# 64 K registers per SM and per block, 255 per thread) and the sections of each compute capability
+# (the shared-memory carveouts; 1 KiB of every block's shared memory reserved for the system from 8.0 on).
+# Cross-checked value by value against NVIDIA's own table in CCCL, libcudacxx/include/cuda/__device/
+# arch_traits.h (arch_traits<arch_id::sm_XX>): they agree for every architecture here.
+# These are facts of the compute capability; `gpus` names boards of each, for messages.
 ARCHS: dict[str, ArchLimits] = {a.name: a for a in (
     ArchLimits("sm_70", 2048, 32, 96 * KIB, 96 * KIB, 0, 256, gpus="V100"),
-    ArchLimits("sm_75", 1024, 16, 64 * KIB, 64 * KIB, 0, 256, gpus="T4, RTX 20xx"),
-    ArchLimits("sm_80", 2048, 32, 164 * KIB, 163 * KIB, 1 * KIB, 128, gpus="A100"),
-    ArchLimits("sm_86", 1536, 16, 100 * KIB, 99 * KIB, 1 * KIB, 128, gpus="RTX 30xx, A10, A40"),
-    ArchLimits("sm_89", 1536, 24, 100 * KIB, 99 * KIB, 1 * KIB, 128, gpus="RTX 40xx, L4, L40"),
-    ArchLimits("sm_90", 2048, 32, 228 * KIB, 227 * KIB, 1 * KIB, 128, gpus="H100, H200"),
+    ArchLimits("sm_75", 1024, 16, 64 * KIB, 64 * KIB, 0, 256, gpus="T4, RTX 20xx, GTX 16xx"),
+    ArchLimits("sm_80", 2048, 32, 164 * KIB, 163 * KIB, 1 * KIB, 128, gpus="A100, A30"),
+    ArchLimits("sm_86", 1536, 16, 100 * KIB, 99 * KIB, 1 * KIB, 128, gpus="RTX 30xx, A10, A40, RTX A6000"),
+    ArchLimits("sm_87", 1536, 16, 164 * KIB, 163 * KIB, 1 * KIB, 128, gpus="Jetson AGX Orin, Orin NX, Orin Nano"),
+    ArchLimits("sm_89", 1536, 24, 100 * KIB, 99 * KIB, 1 * KIB, 128, gpus="RTX 40xx, L4, L40, L40S"),
+    ArchLimits("sm_90", 2048, 32, 228 * KIB, 227 * KIB, 1 * KIB, 128, gpus="H100, H200, GH200"),
+    ArchLimits("sm_100", 2048, 32, 228 * KIB, 227 * KIB, 1 * KIB, 128, gpus="B200, GB200"),
+    ArchLimits("sm_120", 1536, 24, 100 * KIB, 99 * KIB, 1 * KIB, 128, gpus="RTX 50xx, RTX PRO 6000 Blackwell"),
 )}
+# The architectures the course compiles and checks every kernel for (NVRTC + ptxas 12.9 from NVIDIA's
+# pip wheels; tests/measure/test_every_architecture.py). Its GPU measurements are from sm_90 (H100, H200).
+COURSE_ARCHS: tuple[str, ...] = ("sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_100", "sm_120")
+MEASURED_ON = "sm_90"
 
 
 def arch_name(arch: str) -> str:

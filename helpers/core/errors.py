@@ -58,3 +58,22 @@ class KernelTimeoutError(KernelRuntimeError):
 
 class VerificationError(CourseError, AssertionError):
     """A kernel's result does not match the float64 reference."""
+
+
+class InputError(KernelArgumentError, ValueError):
+    """A size, scalar or count out of range: a dimension below 1 or past 32-bit indexing, a NaN or
+    infinite alpha or beta, a problem larger than the memory the machine has."""
+
+
+class CacheError(CourseError, OSError):
+    """The build cache cannot be written (read-only, full, no permission), or an entry stays
+    damaged after it was rebuilt."""
+
+
+class SandboxUnavailableError(CourseError, RuntimeError):
+    """The grader's sandbox (bubblewrap) is not installed or cannot start here (user namespaces off)."""
+
+
+class ResultsFileError(CourseError, ValueError):
+    """A results file (results/*.json, a ladder) that cannot be read: cut short, a timing that is
+    NaN, zero or negative, a key missing."""

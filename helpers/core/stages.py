@@ -3,16 +3,20 @@
 Every stage has one two-digit id shared by its notebook, its kernel files and its figures.
 A stage's kernels are Variants; each variant has a frozen configuration type that checks its
 tile constraints (raising ValueError that names the broken rule) before anything compiles,
-and computes the launch geometry. Tests, the ladder, the sliders and the README iterate this.
+and computes the launch geometry. A variant's default is the configuration measured on Hopper GPUs
+(sm_90: H200, H100); `arch_defaults` holds another for a GPU architecture where that one cannot launch, and
+`default_for(arch)` picks. Tests, the ladder, the sliders and the README iterate this.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from helpers.core.arch import ARCHS, arch_name
 from helpers.core.configs import KernelConfig
 from helpers.core.configs import AsyncCopyConfig, CoalescedConfig, DoubleBufferConfig, NaiveConfig, PaddedTile2DConfig, TensorCoreConfig, ThreadTile1DConfig, ThreadTile2DConfig, TileConfig, VectorizedConfig, WarpTileConfig, WgmmaConfig
 from helpers.core.paths import KERNELS, NOTEBOOKS
@@ -35,20 +39,36 @@ class Variant:
     # The kernel this one is built from ("What changed from <parent>" in its file's header): its diff
     # against the parent's file is the stage's lesson. None for the first kernel of the course.
     parent: str | None = None
+    # Where `default` (measured on sm_90) cannot serve a GPU: {"sm_86": its configuration there}.
+    # Each entry says in a comment how it was chosen. default_for(arch) looks here first.
+    arch_defaults: dict[str, KernelConfig] = field(default_factory=dict, hash=False)
+    # Why ptxas spills registers at a default configuration, on the architectures where it does (None:
+    # no default may spill). tests/measure/test_every_architecture.py holds every spill to this.
+    spill_note: str | None = None
+
+    def default_for(self, arch: str | None) -> KernelConfig:
+        """The configuration a GPU of `arch` ("sm_86", "8.6") runs by default: the registered one for
+        that architecture where there is one, else `default`."""
+        if arch is None:
+            return self.default
+        return self.arch_defaults.get(_base_arch(arch), self.default)
 
     def unsupported_on(self, compute_capability: str) -> str | None:
-        """Why this kernel cannot run on a GPU of that compute capability ("8.6"), or None."""
+        """Why this kernel cannot run on a GPU of that compute capability ("8.6", or "sm_86"), or None:
+        the GPUs that can, and that the CPU emulator runs it anywhere."""
         if self.gpu_arch is None:
             return None
         need = self.gpu_arch.removeprefix("sm_")
-        here = compute_capability.replace(".", "")
+        here = _base_arch(compute_capability).removeprefix("sm_")
         exact = need.endswith("a")
         if (here == need.rstrip("a")) if exact else int(here) >= int(need):
             return None
         cc = int(need.rstrip("a"))
         wants = f"an sm_{need} GPU (compute capability {cc // 10}.{cc % 10}{' exactly' if exact else ' or later'})"
-        return (f"{self.name} needs {wants}; this GPU is sm_{here}. It runs on the CPU emulator "
-                f"(TBT_BACKEND=cpu), and its committed GPU results are in results/.")
+        able = [a for a in ARCHS.values() if (a.name == f"sm_{cc}" if exact else int(a.name[3:]) >= cc)]
+        gpus = "; ".join(f"{a.name}: {a.gpus}" for a in able)
+        return (f"{self.name} needs {wants}; this is sm_{here}. GPUs that run it: {gpus}. The CPU emulator runs "
+                f"it on any machine (TBT_BACKEND=cpu), and its committed GPU results are in results/.")
 
     @property
     def parent_variant(self) -> "Variant | None":
@@ -69,6 +89,11 @@ class Variant:
     def name_expression(self, config: KernelConfig | None = None) -> str:
         args = (config or self.default).template_args()
         return f"{self.kernel}<{', '.join(map(str, args))}>" if args else self.kernel
+
+
+def _base_arch(arch: str) -> str:
+    """'8.6', 'sm_86' or 'sm_90a' -> 'sm_86' / 'sm_90': the architecture whose limits and defaults apply."""
+    return re.sub(r"(?<=\d)[a-z]$", "", arch_name(arch))
 
 
 @dataclass(frozen=True)
@@ -92,6 +117,13 @@ class Stage:
         """Whether the stage's notebook exists yet (the course is built stage by stage)."""
         return self.notebook.exists()
 
+
+# 10_tensor_cores where a block gets 99 KiB of shared memory (sm_86, sm_89, sm_120): the default's three
+# 128 x 32 stages of A and B take 110 KiB and cannot launch there. Chosen with ptxas 12.9 (no GPU), among
+# configurations of BM = BN = 128, ROUND = 1 and STAGES 2-4 with halved BK or warp tiles, as one that fits on
+# all three with no spill and registers well below 255: BK = 16 and 64 x 32 warp tiles (8 warps), 67,072 B of
+# shared memory, 192 registers on sm_86/sm_89 and 128 on sm_120 (one block per SM). Not yet timed on such a GPU.
+_TC_99_KIB = TensorCoreConfig(128, 128, 16, 64, 32, 3)
 
 # Every stage in course order. (Not named STAGES: that is a pipelined kernel's number of shared buffers.)
 REGISTRY: tuple[Stage, ...] = (
@@ -134,7 +166,10 @@ REGISTRY: tuple[Stage, ...] = (
         Variant("06_swizzled", "sgemm_swizzled", "05 with an XOR swizzle of As's columns",
                 ThreadTile2DConfig, ThreadTile2DConfig(128, 128, 16, 8, 8),
                 (ThreadTile2DConfig(128, 128, 8, 8, 8), ThreadTile2DConfig(128, 128, 16, 16, 4),
-                 ThreadTile2DConfig(12, 12, 4, 3, 3)), parent="05_2d_thread_tiling"),
+                 ThreadTile2DConfig(12, 12, 4, 3, 3)), parent="05_2d_thread_tiling",
+                spill_note=("the XOR swizzle's index math on top of 05's 8 x 8 thread tile at BK = 16: ptxas 12.9 "
+                            "for sm_90 allots 128 registers and keeps a few bytes in local memory (measured on the "
+                            "H200 too; notebook 06 shows it); the other architectures fit in 128 registers.")),
     )),
     Stage("07", "vectorized_access", "Vectorized access", "float4 loads and stores", (
         Variant("07_vectorized", "sgemm_vectorized",
@@ -168,7 +203,12 @@ REGISTRY: tuple[Stage, ...] = (
                 TensorCoreConfig, TensorCoreConfig(),
                 (TensorCoreConfig(ROUND=0), TensorCoreConfig(ROUND=2), TensorCoreConfig(64, 64, 16, 32, 32, 2),
                  TensorCoreConfig(32, 32, 16, 16, 16, 2), TensorCoreConfig(128, 256, 32, 64, 64, 3)),
-                precision="tf32", gpu_arch="sm_80", parent="09_async_copy"),
+                precision="tf32", gpu_arch="sm_80", parent="09_async_copy",
+                arch_defaults={"sm_86": _TC_99_KIB, "sm_89": _TC_99_KIB, "sm_120": _TC_99_KIB},
+                spill_note=("with 64 x 64 warp tiles, 16 accumulator fragments take 128 registers and a step's A and B "
+                            "fragments more: ptxas 12.9 reaches the 255-register limit on sm_80, sm_87 and sm_90 and "
+                            "keeps a few bytes in local memory (4 to 8 B stored; notebook 10 shows it); sm_100 "
+                            "fits in registers. The default stays the configuration measured on the H200 (results/).")),
         Variant("10_wgmma", "sgemm_wgmma",
                 "10_tensor_cores on Hopper's asynchronous warpgroup MMA: 64 x BM x 8 products per warpgroup, "
                 "A's tile read by the tensor cores straight from shared memory (sm_90a)",

@@ -5,6 +5,9 @@ How it works
   CUDA keywords, built-in variables, vector types, barriers, shuffles, atomics, math) and linking
   runtime/runtime.cpp. The source is not edited except `extern __shared__` -> a macro (same line),
   and `#pragma unroll` -> GCC's spelling; messages keep the .cu file's own line numbers.
+- build_cache.py keeps the builds on disk (TBT_CACHE_DIR): each entry written whole or not at all,
+  checked against its recorded size and SHA-256 when used, built again once (one line says so) when
+  a crash or a full disk damaged it; a cache folder that cannot be written gives way to a temporary one.
 - Each CUDA thread is a fiber with its own stack (a hand-written context switch on x86-64,
   ucontext elsewhere); fibers switch only at barriers and warp collectives. A block's fibers
   share its shared memory, which starts as 0xFF bytes (NaN), never zeros.

@@ -3,7 +3,8 @@
 The .cu source is compiled unchanged except for one token rewrite that keeps every line in
 place (`extern __shared__` -> `__emu_extern_shared__`); a `#line` directive makes compiler
 messages name the .cu file and its own line numbers. Builds are cached on disk, keyed by
-everything that goes into them, so a second launch of the same kernel compiles nothing.
+everything that goes into them, so a second launch of the same kernel compiles nothing; the
+cache checks its entries when they are used and heals damaged ones (build_cache.py).
 """
 
 from __future__ import annotations
@@ -14,12 +15,13 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from helpers.core.errors import CompilerNotFoundError, KernelCompileError, UnsupportedFeatureError
 from helpers.core.kernel_source import KernelSource, strip_comments
+from helpers.emulator import build_cache
+from helpers.emulator.build_cache import cache_dir  # noqa: F401  (where the builds go; autotune's cache is beside it)
 
 RUNTIME_DIR = Path(__file__).parent / "runtime"
 SHADOW_OFFSET = "0x7fff8000"  # must match kShadowOffset in runtime.cpp
@@ -27,7 +29,8 @@ SHADOW_OFFSET = "0x7fff8000"  # must match kShadowOffset in runtime.cpp
 # linker places dynamic shared memory as aligned as it says (build()).
 _EXTERN_SHARED = re.compile(r"\bextern\s+__shared__\b(?:\s*__align__\s*\(\s*(\d+)\s*\))?")
 _EXTERN_SHARED_NAME = re.compile(r"\bextern\s+__shared__\b[^;]*?(\w+)\s*\[\s*\]")
-_PRAGMA_UNROLL = re.compile(r"^(\s*)#\s*pragma\s+unroll\b[ \t]*(\d*)", re.M)
+# nvcc's `#pragma unroll [count]`: the count may be a macro or a template parameter (`TM`, `(BM / 8)`).
+_PRAGMA_UNROLL = re.compile(r"^([ \t]*)#[ \t]*pragma[ \t]+unroll\b([^\n]*)", re.M)
 _INLINE_ASM = re.compile(r"\b(?:asm|__asm__|__asm)\b\s*(?:volatile\s*|__volatile__\s*)?\(")
 
 
@@ -76,14 +79,6 @@ def find_compiler() -> Compiler:
                                 f"Fix: point it at g++ or clang++, or unset it.")
 
 
-def cache_dir() -> Path:
-    root = os.environ.get("TBT_CACHE_DIR")
-    if root:
-        return Path(root) / "emulator"
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "tile-by-tile" / "emulator"
-
-
 def _base_flags() -> list[str]:
     # -gdwarf-4: with GCC 12's DWARF 5 line tables, addr2line names unit.cpp instead of the .cu
     # file for some addresses (those with discriminators), and error reports lose their line.
@@ -129,27 +124,24 @@ def _run(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
 
 
-def _publish(tmp: Path, final: Path) -> None:
-    """Moves a finished build into the cache; another process may have won the race."""
-    try:
-        os.replace(tmp, final)
-    except OSError:
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
-@functools.lru_cache(maxsize=None)
 def runtime_object() -> Path:
+    """The runtime compiled once per compiler and flags, from the cache (checked when used)."""
     cxx = find_compiler()
-    key = _digest(cxx.path, cxx.version, " ".join(_base_flags()), _runtime_sources())
-    final = cache_dir() / f"runtime-{key}"
-    if not (final / "runtime.o").exists():
-        final.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(dir=final.parent, prefix=".tmp-"))
-        r = _run([cxx.path, *_base_flags(), "-c", str(RUNTIME_DIR / "runtime.cpp"), "-o", "runtime.o"], tmp)
+    key = _digest(str(build_cache.FORMAT), cxx.path, cxx.version, " ".join(_base_flags()), _runtime_sources())
+
+    def make(folder: Path) -> None:
+        r = _run([cxx.path, *_base_flags(), "-c", str(RUNTIME_DIR / "runtime.cpp"), "-o", "runtime.o"], folder)
         if r.returncode:
+            build_cache.raise_if_disk_error(r.stderr, folder)
             raise KernelCompileError(f"The emulator runtime did not compile with {cxx.version}:\n{r.stderr}")
-        _publish(tmp, final)
-    return final / "runtime.o"
+
+    return build_cache.entry(f"runtime-{key}", "runtime.o", make, "the emulator's runtime")[0]
+
+
+def forget_builds() -> None:
+    """Forget the programs and cache checks of this process (for tests that swap TBT_CACHE_DIR)."""
+    _programs.clear()
+    build_cache.forget()
 
 
 def check_supported(source: KernelSource) -> None:
@@ -204,21 +196,32 @@ def _rewrite_shared(source: KernelSource, text: str, static_reference: bool = Fa
     return rewritten
 
 
+def _unroll_count(rest: str) -> str:
+    """GCC's count for `#pragma unroll <rest>`: a number as given; 64 (unroll fully, as nvcc does
+    without a count) for none, and for a macro or template parameter, which GCC's pragma cannot
+    read (the count is a hint: the results are the same)."""
+    count = re.split(r"//|/\*", rest, maxsplit=1)[0].strip()
+    return count if count.isdigit() else "64"
+
+
 def _translation_unit(source: KernelSource, name_expressions: tuple[str, ...], checks: str) -> str:
     body = _rewrite_shared(source, _EXTERN_SHARED.sub("__emu_extern_shared__", source.text),
                            static_reference=checks == "trace")
     if find_compiler().family == "gcc":  # GCC spells nvcc's `#pragma unroll` differently
-        body = _PRAGMA_UNROLL.sub(lambda m: f"{m.group(1)}#pragma GCC unroll {m.group(2) or 64}", body)
+        body = _PRAGMA_UNROLL.sub(lambda m: f"{m.group(1)}#pragma GCC unroll {_unroll_count(m.group(2))}", body)
+    # The kernel's macros stay in force after it: the emulator's own code comes before it (cuda_emu.h,
+    # force-included, and entries_stub.h), and the lines after it name only reserved identifiers.
     entries = []
     for i, expr in enumerate(name_expressions):
-        entries.append(f"static void __emu_invoke_{i}(void* const* a) {{ __emu_stub::invoke(&{expr}, a); }}")
+        entries.append(f"static void __emu_invoke_{i}(void* const* __emu_args) "
+                       f"{{ __emu_stub::__invoke(&{expr}, __emu_args); }}")
     table = ", ".join(
-        f'{{"{expr}", __emu_invoke_{i}, __emu_stub::count(&{expr}), __emu_stub::params(&{expr})}}'
+        f'{{"{expr}", __emu_invoke_{i}, __emu_stub::__count(&{expr}), __emu_stub::__params(&{expr})}}'
         for i, expr in enumerate(name_expressions))
-    return (f'#line 1 "{source.path}"\n{body}\n'
-            f'#line 1 "<kernel name expressions>"\n#include "entries_stub.h"\n'
+    return (f'#include "entries_stub.h"\n#line 1 "{source.path}"\n{body}\n'
+            f'#line 1 "<kernel name expressions>"\n'
             + "\n".join(entries)
-            + f'\nextern "C" const EmuEntry __emu_entries[] = {{{table}}};\n'
+            + f'\nextern "C" const __emu_entry __emu_entries[] = {{{table}}};\n'
             f'extern "C" const int __emu_num_entries = {len(name_expressions)};\n'
             f'extern "C" const int __emu_inline_checks = {int(checks == "inline")};\n')
 
@@ -295,20 +298,19 @@ def build(source: KernelSource, name_expressions: tuple[str, ...], checks: str =
         flags = [f for f in flags if not f.startswith("-O")] + ["-O0"]
     unit = _translation_unit(source, name_expressions, checks)
     # The headers beside the kernel it includes are part of it (the runtime's own shadow some)
-    key = _digest(cxx.path, cxx.version, " ".join(flags), _runtime_sources(), unit, *source.local_headers().values())
-    if key in _programs:
-        return _programs[key]
-    final = cache_dir() / key
-    exe = final / "kernel"
-    if not exe.exists():
+    key = _digest(str(build_cache.FORMAT), cxx.path, cxx.version, " ".join(flags), _runtime_sources(), unit,
+                  *source.local_headers().values())
+    known = _programs.get(key)
+    if known and build_cache.problem(known.executable.parent, "kernel") is None:
+        return known
+
+    def make(folder: Path) -> None:
         runtime = runtime_object()
-        final.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(dir=final.parent, prefix=".tmp-"))
-        (tmp / "unit.cpp").write_text(unit)
+        (folder / "unit.cpp").write_text(unit)
         r = _run([cxx.path, *flags, "-I", str(RUNTIME_DIR), "-I", str(RUNTIME_DIR / "include"),
-                  "-I", str(source.path.parent), "-include", "cuda_emu.h", "-c", "unit.cpp", "-o", "unit.o"], tmp)
+                  "-I", str(source.path.parent), "-include", "cuda_emu.h", "-c", "unit.cpp", "-o", "unit.o"], folder)
         if r.returncode:
-            shutil.rmtree(tmp, ignore_errors=True)
+            build_cache.raise_if_disk_error(r.stderr, folder)
             raise _compile_error(source, r.stderr, name_expressions)
         code = strip_comments(source.text)
         dynamic = sorted(set(_EXTERN_SHARED_NAME.findall(code)))
@@ -318,11 +320,19 @@ def build(source: KernelSource, name_expressions: tuple[str, ...], checks: str =
         link = [f"-Wl,--defsym,{name}=__emu_dynamic_smem+{skew}" for name in (*dynamic, "__emu_dynamic_shared")]
         # unit.o first: the runtime's guard then ends the emu_smem section.
         r = _run([cxx.path, "-no-pie", "-static-libstdc++", "-static-libgcc", "unit.o", str(runtime),
-                  "-o", "kernel", *link], tmp)
+                  "-o", "kernel", *link], folder)
         if r.returncode:
-            shutil.rmtree(tmp, ignore_errors=True)
+            build_cache.raise_if_disk_error(r.stderr, folder)
             raise _compile_error(source, r.stderr, name_expressions)
-        _publish(tmp, final)
-    program = Program(source, exe, _describe(exe), checks)
+
+    exe, entries = build_cache.entry(key, "kernel", make, f"{source.display_path}'s build for the emulator",
+                                     load=_describe)
+    program = Program(source, exe, entries, checks)
     _programs[key] = program
     return program
+
+
+def rebuild(program: Program) -> Program:
+    """The same program, its cache entry checked again (and built again if damaged): for a launch
+    whose program could not be started."""
+    return build(program.source, tuple(program.entries), program.checks)

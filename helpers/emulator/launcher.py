@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from helpers.core.errors import BarrierError, KernelArgumentError, KernelCrashError, KernelRuntimeError, KernelTimeoutError, LaunchConfigError, OutOfBoundsError, UnsupportedFeatureError
-from helpers.emulator.compiler import EntryInfo, ParamInfo, Program
+from helpers.core.errors import BarrierError, CacheError, KernelArgumentError, KernelCrashError, KernelRuntimeError, KernelTimeoutError, LaunchConfigError, OutOfBoundsError, UnsupportedFeatureError
+from helpers.emulator.compiler import EntryInfo, ParamInfo, Program, rebuild
 
 DEFAULT_TIME_LIMIT_S = 30.0
 
@@ -119,7 +119,10 @@ class RawTrace:
 def launch(program: Program, name_expression: str, grid, block, args, shared_mem: int = 0,
            timeout: float | None = None, workers: int | None = None) -> float:
     """Runs the kernel to completion; returns the grid's run time in seconds (no process start)."""
-    return _launch(program, name_expression, grid, block, args, shared_mem, timeout, workers)[0]
+    try:
+        return _launch(program, name_expression, grid, block, args, shared_mem, timeout, workers)[0]
+    except _Unstartable:  # its cached program was damaged since it was built: built again, once
+        return _launch(rebuild(program), name_expression, grid, block, args, shared_mem, timeout, workers)[0]
 
 
 def trace(program: Program, name_expression: str, grid, block, args, blocks, shared_mem: int = 0,
@@ -128,8 +131,12 @@ def trace(program: Program, name_expression: str, grid, block, args, blocks, sha
     shared and global access of their threads. Needs a checks="trace" build."""
     if program.checks != "trace":
         raise ValueError("tracing needs a program built with checks='trace'")
-    return _launch(program, name_expression, grid, block, args, shared_mem, timeout, 1,
-                   trace_blocks=tuple(blocks), trace_capacity=capacity)[1]
+    try:
+        return _launch(program, name_expression, grid, block, args, shared_mem, timeout, 1,
+                       trace_blocks=tuple(blocks), trace_capacity=capacity)[1]
+    except _Unstartable:  # as in launch()
+        return _launch(rebuild(program), name_expression, grid, block, args, shared_mem, timeout, 1,
+                       trace_blocks=tuple(blocks), trace_capacity=capacity)[1]
 
 
 def _launch(program, name_expression, grid, block, args, shared_mem, timeout, workers,
@@ -213,9 +220,17 @@ def _copy_back(buf: _Buffer) -> None:
     np.copyto(buf.array, flat.reshape(buf.array.shape))
 
 
+class _Unstartable(CacheError):
+    """The program's file could not be run (damaged or deleted since it was built)."""
+
+
 def _run_process(program: Program, request: str, fds: list[int], limit: float):
-    proc = subprocess.Popen([str(program.executable)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, pass_fds=fds, start_new_session=True, text=True)
+    try:
+        proc = subprocess.Popen([str(program.executable)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, pass_fds=fds, start_new_session=True, text=True)
+    except OSError as e:
+        raise _Unstartable(f"the emulator program {program.executable} could not be started ({e.strerror or e}), "
+                           f"even after it was built again. Delete the folder and try again.") from None
     try:
         out, err = proc.communicate(request, timeout=limit + 10)  # the runtime stops itself first
     except BaseException:  # a backstop time-out, or the learner pressed interrupt

@@ -43,14 +43,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from helpers.run import toolchain
-from helpers.core.arch import DEFAULT_ARCH, arch_name
-from helpers.core import paths
+from helpers.core.arch import arch_name
+from helpers.core import paths, results_files
 from helpers.run import backend
 from helpers.core import progress
 from helpers.measure import resources
 from helpers.core import stages
 from helpers.measure import verify
-from helpers.core.errors import CourseError, KernelCompileError, VerificationError
+from helpers.core.errors import CourseError, InputError, KernelCompileError, VerificationError
 from helpers.core.paths import RESULTS_DIR
 from helpers.core.configs import KernelConfig
 from helpers.core.stages import Variant
@@ -185,17 +185,20 @@ def gpu_slug(gpu_name: str) -> str:
 
 # ---- on the emulator (or anywhere): enumerate and verify ------------------------------------------
 def dry_run(variant, count: int = 3, radius: int | None = DEFAULT_RADIUS, ranges: dict | None = None,
-            arch: str = DEFAULT_ARCH) -> TuneResult:
+            arch: str | None = None) -> TuneResult:
     """Any backend, nothing timed: the first `count` candidates (the default and its nearest
-    neighbours) compiled by ptxas for `arch` (registers, local memory) and verified on the
-    catalogue's small shapes (SMALL_SHAPES) by the current backend."""
+    neighbours) compiled by ptxas for `arch` (default: backend.arch(), the learner's GPU, else TBT_ARCH
+    or sm_90) (registers, local memory) and verified on the catalogue's small shapes (SMALL_SHAPES) by
+    the current backend."""
     v = stages.resolve(variant)
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise InputError(f"count = {count!r}: a dry run verifies a whole number of candidates from 1 up. Fix: e.g. 3.")
     space = search_space(v, radius, ranges, arch)
     rows = []
     for config, distance in progress.bar(list(zip(space.configs, space.distances))[:count],
                                          desc=f"verifying {v.name}", unit="config"):
         rows.append({**_identity(v, config, distance),
-                     **_inspect(v, config, space.arch, SMALL_SHAPES, config == v.default)})
+                     **_inspect(v, config, space.arch, SMALL_SHAPES, config == v.default_for(space.arch))})
     return TuneResult(v.name, f"{backend.name()} backend (dry run)", None, kernel_sha256(v), rows)
 
 
@@ -220,13 +223,20 @@ def _load_cache(path: Path, key: dict) -> dict:
     except (OSError, ValueError) as e:
         warnings.warn(f"ignoring the unreadable autotuning cache {path} ({e}); the search starts afresh")
         return empty
-    return data if isinstance(data, dict) and data.get("key") == key else empty
+    if not isinstance(data, dict) or data.get("key") != key:
+        return empty
+    rows, sessions = data.get("rows"), data.get("sessions")   # damaged rows are measured again
+    whole = [r for r in rows if isinstance(r, dict) and isinstance(r.get("config"), str) and "status" in r and
+             (r["status"] != TIMED or results_files.timings_ok(r))] if isinstance(rows, list) else []
+    if not isinstance(rows, list) or len(whole) != len(rows) or not isinstance(sessions, list):
+        warnings.warn(f"the autotuning cache {path} holds damaged rows (a key missing, a timing NaN or not above 0)")
+    return {**data, "rows": whole, "sessions": sessions if isinstance(sessions, list) else []}
 
 
 def _save(path: Path, data: dict) -> None:
     """Written whole to a temporary file, then renamed: an interrupted write leaves the old cache."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")   # one per process: two searches never share it
     tmp.write_text(json.dumps(data, indent=1) + "\n")
     os.replace(tmp, path)
 
@@ -285,14 +295,13 @@ def tune(variant, size: int = 4096, radius: int | None = DEFAULT_RADIUS, ranges:
                         "results/stages_04_05_h200_2026-11-22.json and results/stages_06_09_h200_2026-11-22/. ") +
             f"Without a GPU, dry_run({v.name!r}) (python -m helpers tune {v.name} --dry-run) shows the search "
             f"space and verifies a few candidates.")
-    if repeat < 10:
-        raise ValueError(f"repeat = {repeat}: a median needs at least 10 timed launches.")
+    bench.check_timing(size, size, size, repeat, min_repeat=10)
     arch = arch_name(backend.current().device_info().compute_capability)
     if configs is None:
         space = search_space(v, radius, ranges, arch)
         todo = list(zip(space.configs, space.distances))
     else:
-        todo = [(c, 0 if c == v.default else -1) for c in configs]   # -1: given, not searched
+        todo = [(c, 0 if c == v.default_for(arch) else -1) for c in configs]   # -1: given, not searched
     command = f"helpers.autotune.tune({v.name!r}, size={size}, radius={radius}, repeat={repeat})"
     run = _GpuRun(v, size, repeat, command)
     return _search(v, size, todo, run, cache_file(run.gpu(), v, size, cache))
@@ -316,7 +325,7 @@ def _search(v: Variant, size: int, todo: list[tuple[KernelConfig, int]], run, pa
             if config.label() in done:
                 continue
             row = {**_identity(v, config, distance), "M": size, "N": size, "K": size, "session": session,
-                   **run.measure(config, config == v.default)}
+                   **run.measure(config, config == v.default_for(backend.arch()))}
             done[row["config"]] = row
             data["rows"].append(row)
             _save(path, data)
@@ -353,7 +362,7 @@ def record(results, path: Path | str | None = None, directory: Path | str = RESU
     path = Path(path) if path else Path(directory) / f"autotune_{gpu_slug(gpu)}_{newest['provenance']['date'][:10]}.json"
     data = {"kernels": {}, "sizes": {}, "sessions": {}, "candidates": [], "best": {}}
     if path.exists():
-        data = json.loads(path.read_text())
+        data = results_files.read_json(path)
         if data.get("provenance", {}).get("gpu") != gpu:
             raise CourseError(f"{path} holds searches on {data.get('provenance', {}).get('gpu')}, not {gpu}: "
                               f"write to another file (path=...).")
@@ -389,17 +398,22 @@ def load(variant, path: Path | str | None = None, directory: Path | str = RESULT
     files = [Path(path)] if path else committed(directory)
     found = []
     for f in files:
-        data = json.loads(f.read_text())
-        if v.name in data.get("sessions", {}):
-            found.append((str(data["provenance"].get("date", "")), f, data))
+        data = results_files.read_json(f)
+        with results_files.reading(f):
+            if v.name in data.get("sessions", {}):
+                found.append((str(data["provenance"].get("date", "")), f, data))
     if not found:
         where = path or f"{directory}/autotune_*.json"
         raise CourseError(f"no committed search of {v.name} in {where}. On a GPU: python -m helpers tune {v.name} "
                           f"--out results/autotune_<gpu>_<date>.json")
     _, f, data = max(found, key=lambda x: x[0])
-    rows = [r for r in data["candidates"] if r["variant"] == v.name]
-    return TuneResult(v.name, data["provenance"]["gpu"], data["sizes"][v.name], data["kernels"][v.name]["sha256"],
-                      rows, data["sessions"][v.name], f)
+    with results_files.reading(f):
+        rows = [r for r in data["candidates"] if r["variant"] == v.name]
+        for r in rows:
+            if r["status"] == TIMED:
+                results_files.check_timings(f, r, f"the candidate {r['config']} of {v.name}")
+        return TuneResult(v.name, data["provenance"]["gpu"], data["sizes"][v.name], data["kernels"][v.name]["sha256"],
+                          rows, data["sessions"][v.name], f)
 
 
 def committed_searches(directory: Path | str = RESULTS_DIR) -> list[TuneResult]:
@@ -407,7 +421,7 @@ def committed_searches(directory: Path | str = RESULTS_DIR) -> list[TuneResult]:
     registered are skipped. No GPU needed."""
     names = set()
     for f in committed(directory):
-        names |= set(json.loads(f.read_text()).get("sessions", {}))
+        names |= set(results_files.read_json(f).get("sessions", {}))
     order = [v.name for v in stages.variants()]
     return [load(name, directory=directory) for name in order if name in names]
 

@@ -20,7 +20,7 @@ import numpy as np
 from helpers.run import backend
 from helpers.run import gemm
 from helpers.core import progress
-from helpers.core.errors import CourseError, VerificationError
+from helpers.core.errors import CourseError, InputError, VerificationError
 from helpers.measure.verify import POISON
 from helpers.core.configs import KernelConfig
 from helpers.core.stages import Variant
@@ -58,6 +58,18 @@ def _require_gpu():
                           "compares with. Fix: unset CUPY_TF32.")
     import cupy as cp
     return cp
+
+
+def check_timing(M, N, K, n_repeat, min_repeat: int = 1) -> tuple[int, int, int]:
+    """A timing's inputs, before anything compiles or allocates: the sizes (gemm.check_problem; on a
+    GPU also its memory: A, B, C, and cuBLAS's C with the difference beside it) and the number of
+    timed launches. Returns (M, N, K) as ints."""
+    if isinstance(n_repeat, bool) or not isinstance(n_repeat, (int, np.integer)) or n_repeat < min_repeat:
+        raise InputError(f"repeat = {n_repeat!r}: a median needs at least {min_repeat} timed launch"
+                         f"{'es' if min_repeat > 1 else ''}. Fix: a whole number from {min_repeat} up, e.g. 30.")
+    on_gpu = backend.name() == "gpu"
+    return gemm.check_problem(M, N, K, 0 if on_gpu else None, f"timing {M}x{N}x{K}",
+                              on_device=4 * (M * K + K * N) + 16 * M * N if on_gpu else 0)
 
 
 def time_call(fn, n_warmup: int = 10, n_repeat: int = 50) -> Timing:
@@ -104,7 +116,8 @@ def time_variant(variant: Variant, M: int, N: int, K: int, config: KernelConfig 
                  n_warmup: int = 10, n_repeat: int = 50) -> tuple[Timing, float]:
     """The kernel's timing, and its largest relative difference from cuBLAS on the same data."""
     cp = _require_gpu()
-    config = config or variant.default
+    M, N, K = check_timing(M, N, K, n_repeat)
+    config = config or variant.default_for(backend.arch())   # this GPU's default
     config.check_shape(M, N, K)
     kernel = gemm.kernel_for(variant, config)
     A, B, C = device_operands(M, N, K)
@@ -128,6 +141,7 @@ def ladder(size: int, variants: tuple[Variant, ...], n_repeat: int = 50) -> list
     """Every variant this GPU can run and cuBLAS at size^3, as tidy rows. A TF32 variant's
     pct_cublas is of cuBLAS in TF32 (row "cublas_tf32"), and pct_cublas_fp32 of cuBLAS in FP32."""
     M = N = K = size
+    check_timing(M, N, K, n_repeat)
     cc = backend.current().device_info().compute_capability  # kernels this GPU cannot run get no row
     variants = tuple(v for v in variants if not v.unsupported_on(cc))
 
@@ -146,7 +160,7 @@ def ladder(size: int, variants: tuple[Variant, ...], n_repeat: int = 50) -> list
         extra = {"pct_cublas": 100.0 * cublas[v.precision].median_ms / t.median_ms}
         if v.precision != "fp32":
             extra = {"precision": v.precision, **extra, "pct_cublas_fp32": 100.0 * cublas["fp32"].median_ms / t.median_ms}
-        rows.append(row(v.name, v.default.label(), t, rel, **extra))
+        rows.append(row(v.name, v.default_for(backend.arch()).label(), t, rel, **extra))
     return rows
 
 
@@ -166,7 +180,7 @@ def precision_rows(size: int, kernels) -> list[dict]:
     with cublas_tf32():
         rows.append(err("cuBLAS TF32", cp.matmul(A, B)))
     for v, cfg in kernels:
-        cfg = cfg or v.default
+        cfg = cfg or v.default_for(backend.arch())
         out = cp.full((size, size), POISON, cp.float32)
         gemm.kernel_for(v, cfg)(cfg.grid(size, size), cfg.block(),
                                 gemm.launch_args(size, size, size, 1.0, A, B, 0.0, out), shared_mem=cfg.shared_bytes())

@@ -101,7 +101,7 @@ class GpuResults:
 
 def _normalise(row: dict, data: dict) -> dict | None:
     """A row in the course's format, or None when it holds no GPU timing."""
-    if row.get("tflops") is None or row.get("median_ms") is None or "variant" not in row:
+    if row.get("tflops") is None or row.get("median_ms") is None or not isinstance(row.get("variant"), str):
         return None
     size = data.get("size")
     out = dict(row)
@@ -133,6 +133,8 @@ def gpu_results(stage_id: str, directory: Path | str = RESULTS_DIR) -> GpuResult
             continue
         sizes = {(r["M"], r["N"], r["K"]) for r in mine}
         cublas = [r for r in rows if r["variant"].startswith("cublas") and (r["M"], r["N"], r["K"]) in sizes]
+        for r in cublas + mine:   # what is shown: a NaN or zero timing stops here, with the file's name
+            results_files.check_timings(path, r, f"the row of {r['variant']} at {r['M']}x{r['N']}x{r['K']}")
         result.sets.append(ResultSet(rel(path), data["provenance"], cublas + mine))
     return result
 

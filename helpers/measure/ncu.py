@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import re
 import sys
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ import numpy as np
 from helpers.core import configs
 from helpers.measure import memory
 from helpers.core import stages
+from helpers.core import results_files
 from helpers.measure import trace
 from helpers.measure import verify
 from helpers.core.stages import Variant
@@ -185,7 +185,7 @@ def committed_runs(case_label: str):
     """(run folder, comparison data, rows of this configuration) of each committed Nsight Compute run
     that measured it, newest first."""
     for run in sorted(RESULTS_DIR.glob("ncu_*/comparison.json"), reverse=True):
-        data = json.loads(run.read_text())
+        data = results_files.read_json(run)
         rows = [r for r in data["rows"] if r["case"] == case_label]
         if rows:
             yield run.parent, data, rows

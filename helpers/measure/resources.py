@@ -2,7 +2,9 @@
 
     r = kernel_resources("03_smem_tiling")                 # default configuration
     r = kernel_resources("03_smem_tiling", TileConfig(16), arch="sm_80")
+    r = kernel_resources("10_tensor_cores", arch="sm_86")    # that architecture's default configuration
     print(r.describe())
+    print(resource_table("sm_86"))                           # python -m helpers resources --arch sm_86
 
 Where the numbers come from:
 
@@ -13,7 +15,13 @@ Where the numbers come from:
 - Otherwise (the CPU emulator, or an explicit `arch`): the same .cu file compiled by NVRTC to
   PTX and assembled by `ptxas -v` for that architecture (default sm_90), both from NVIDIA's pip
   wheels (nvidia-cuda-nvrtc-cu12, nvidia-cuda-nvcc-cu12; in requirements.txt). ptxas reports
-  registers per thread, static shared memory, the stack frame and spill stores and loads.
+  registers per thread, static shared memory, the stack frame and spill stores and loads. With no
+  `arch` on the emulator: helpers.run.backend.arch() (TBT_ARCH, else sm_90).
+
+With no configuration, a kernel is taken at its default for that architecture (Variant.default_for:
+the registry's per-architecture default where the H200-measured one cannot serve). A kernel that
+architecture cannot run at all (wgmma off sm_90, TF32 wmma before sm_80) is refused before compiling,
+with the GPUs that can run it.
 
 Occupancy follows the rules of CUDA's occupancy calculator (cuda_occupancy.h): a block is
 limited by warp slots, block slots, registers and shared memory, whichever allows fewest blocks.
@@ -29,8 +37,9 @@ from dataclasses import dataclass
 
 from helpers.core import stages
 from helpers.core.configs import KernelConfig
+from helpers.core.errors import UnsupportedFeatureError
 from helpers.core.stages import Variant
-from helpers.core.arch import DEFAULT_ARCH, KIB, Occupancy, known_arch, arch_name, occupancy
+from helpers.core.arch import ARCHS, KIB, Occupancy, known_arch, arch_limits, arch_name, occupancy
 from helpers.run.toolchain import ptxas_info, toolchain
 from helpers.run import kernel_loader as kernels
 from helpers.run import backend
@@ -120,27 +129,78 @@ def _from_gpu(v: Variant, config: KernelConfig) -> KernelResources:
 def kernel_resources(variant, config: KernelConfig | None = None, arch: str | None = None) -> KernelResources:
     """Resources of one instantiation of a registered variant (a Variant or its name). With no
     `arch` on a GPU: the compiled kernel's attributes on that GPU. Otherwise ptxas for `arch`
-    (default sm_90)."""
+    (default: backend.arch(), sm_90 unless TBT_ARCH says otherwise). With no `config`: the
+    variant's default for that architecture. Raises UnsupportedFeatureError, before compiling,
+    where that architecture cannot run the kernel."""
     v = stages.resolve(variant)
-    config = config or v.default
+    on_gpu = arch is None and backend.name() == "gpu"
+    arch = arch_name(arch or backend.arch())
+    if why := v.unsupported_on(arch):
+        raise UnsupportedFeatureError(why)
+    config = config or v.default_for(arch)
     if not isinstance(config, v.config_type):
         raise TypeError(f"{v.name} takes a {v.config_type.__name__}, not a {type(config).__name__}.")
-    if arch is None and backend.name() == "gpu":
+    if on_gpu:
         return _from_gpu(v, config)
-    return _from_ptxas(v, config, arch_name(arch or DEFAULT_ARCH))
+    return _from_ptxas(v, config, arch)
 
 
-def resource_table(arch: str | None = None, variants=None) -> str:
-    """Every registered variant (default configuration) as a Markdown table."""
-    rows = [kernel_resources(v, arch=arch)
-            for v in progress.bar(variants or stages.variants(), desc="compiling for registers", unit="kernel")]
-    head = ["| kernel | threads | registers | static smem B | local B | spills | blocks/SM | occupancy | limited by |",
+def fits(r: KernelResources) -> bool:
+    """At least one block per SM, and no spill unless the registry explains it (Variant.spill_note)."""
+    return bool(r.occupancy and r.occupancy.active_blocks >= 1) and (not r.spills or bool(stages.variant(r.variant).spill_note))
+
+
+def architecture_rows(arch: str | None = None, variants=None) -> list[dict]:
+    """One row per registered variant (default: all) for `arch` (default: backend.arch()): whether it
+    runs there, at which configuration (its default for that architecture) and what that costs an SM,
+    from ptxas. A variant the architecture cannot run gets a row with `refused` and no numbers."""
+    arch = arch_name(arch or backend.arch())
+    rows = []
+    for v in progress.bar(variants or stages.variants(), desc=f"compiling for {arch}", unit="kernel"):
+        row = {"stage": v.stage_id, "variant": v.name, "arch": arch, "refused": v.unsupported_on(arch),
+               "config": v.default_for(arch), "arch_default": v.default_for(arch) != v.default, "resources": None}
+        if not row["refused"]:
+            row["resources"] = kernel_resources(v, arch=arch)
+        rows.append(row)
+    return rows
+
+
+def resource_table(arch: str | None = None, variants=None) -> Markdown:
+    """Every registered variant (default: all) at its default configuration for `arch` (default:
+    backend.arch()) as a Markdown table: threads, registers, shared memory, spills, blocks per SM,
+    occupancy. Kernels the architecture cannot run are listed below it, with why; spills with the
+    registry's explanation."""
+    arch = arch_name(arch or backend.arch())
+    rows = architecture_rows(arch, variants)
+    head = [f"Registers and occupancy on {arch}" + (f" ({ARCHS[arch].gpus})" if arch in ARCHS else "") + ":", "",
+            "| kernel | threads | registers | shared B | local B | spills | blocks/SM | occupancy | limited by |",
             "|---|---|---|---|---|---|---|---|---|"]
-    for r in rows:
-        o = r.occupancy
-        spills = "-" if r.spills is None else ("yes" if r.spills else "none")
-        head.append(f"| {r.name_expression} | {r.threads_per_block} | {r.registers} | {r.static_shared_bytes} | "
-                    f"{r.local_bytes} | {spills} | {o.active_blocks if o else '-'} | "
-                    f"{f'{100 * o.occupancy:.0f}%' if o else '-'} | {', '.join(o.limited_by) if o else '-'} |")
-    source = rows[0].source if rows else ""
-    return Markdown("\n".join(head) + (f"\n\nSource: {source}." if source else ""))
+    notes, source = [], ""
+    for row in rows:
+        r = row["resources"]
+        if r is None:
+            notes.append(f"- {row['variant']} is not compiled for {arch}: {row['refused']}")
+            continue
+        o, source = r.occupancy, r.source
+        mark = " †" if row["arch_default"] else ""
+        spills = "-" if r.spills is None else (f"{r.spill_store_bytes} B" if r.spills else "none")
+        if r.spills:
+            notes.append(f"- {r.variant} spills on {r.arch}: {stages.variant(r.variant).spill_note or 'NOT EXPLAINED'}")
+        head.append(f"| {r.name_expression}{mark} | {r.threads_per_block} | {r.registers} | "
+                    f"{r.static_shared_bytes + r.dynamic_shared_bytes} | {r.local_bytes} | {spills} | "
+                    f"{o.active_blocks if o else '-'} | {f'{100 * o.occupancy:.0f}%' if o else '-'} | "
+                    f"{', '.join(o.limited_by) if o else '-'} |")
+    if any(row["arch_default"] for row in rows):
+        notes.insert(0, f"- † {arch}'s own default configuration (the registry's Variant.arch_defaults): the one "
+                        f"measured on the H200 does not fit here.")
+    limits = ""
+    if known_arch(arch):
+        a = arch_limits(arch)
+        limits = (f"\n\nPer SM on {a.name}: {a.max_warps_per_sm} warps, {a.max_blocks_per_sm} blocks, "
+                  f"{a.registers_per_sm // 1024} K registers, {a.shared_per_sm // KIB} KiB shared memory "
+                  f"({a.max_shared_per_block // KIB} KiB for one block).")
+    else:
+        limits = (f"\n\nThe course has no per-SM limits for {arch} (it has {', '.join(ARCHS)}): registers and "
+                  f"shared memory only, no blocks per SM or occupancy.")
+    return Markdown("\n".join(head) + ("\n\n" + "\n".join(notes) if notes else "") + limits
+                    + (f"\n\nSource: {source}." if source else ""))

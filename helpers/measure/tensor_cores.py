@@ -12,13 +12,13 @@ on the current backend, TF32's precision cost here, and the committed GPU measur
 from __future__ import annotations
 
 import csv
-import json
 from pathlib import Path
 
 import numpy as np
 
 from helpers.measure import accesses
 from helpers.core import paths
+from helpers.core import results_files
 from helpers.run import gemm
 from helpers.core import stages
 from helpers.core.configs import TensorCoreConfig, WgmmaConfig
@@ -93,7 +93,7 @@ def results_folder() -> Path:
 
 
 def experiment() -> dict:
-    return json.loads((results_folder() / "exp_10.json").read_text())
+    return results_files.read_json(results_folder() / "exp_10.json")
 
 
 def label(data: dict | None = None) -> str:
@@ -218,7 +218,7 @@ def probe(steps=range(4), seed: int = 1) -> list[dict]:
 def committed_probe() -> dict:
     """The probe's verdict on a GPU, from the first committed wgmma experiment."""
     found = sorted(paths.RESULTS_DIR.glob("stage_10_*/exp_10_wgmma_first.json"))
-    data = json.loads(found[-1].read_text())
+    data = results_files.read_json(found[-1])
     return {"gpu": data["provenance"]["gpu"], "date": data["provenance"]["date"][:10], **data["probe"]}
 
 
@@ -226,7 +226,7 @@ def wgmma_measurements() -> dict:
     found = sorted(paths.RESULTS_DIR.glob("stage_10_*/measure_10_wgmma.json"))
     if not found:
         raise FileNotFoundError("no results/stage_10_*/measure_10_wgmma.json yet: tools/measure_10_wgmma.py makes it on a GPU")
-    data = json.loads(found[-1].read_text())
+    data = results_files.read_json(found[-1])
     data["path"] = str(found[-1].relative_to(paths.ROOT))
     return data
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from helpers import emulator
-from helpers.run import gemm
+from helpers.run import cpu_backend, gemm
 from helpers.measure import verify
 from helpers.emulator.launcher import RawTrace
 from helpers.core.kernel_source import KernelSource
@@ -113,7 +113,7 @@ def capture(path, name_expression: str, grid, block, args, blocks=None, shared_m
     source = KernelSource.read(path)
     source.require_kernel(name_expression)
     grid, block = launch_dims(grid, "grid"), launch_dims(block, "block")
-    program = emulator.build(source, (name_expression,), checks="trace")
+    program = cpu_backend.build(source, (name_expression,), checks="trace")
     blocks = tuple(sample_blocks(grid) if blocks is None else blocks)
     raw = emulator.trace(program, name_expression, grid, block, args, blocks, shared_mem, capacity)
     names = source.parameter_names(name_expression)
@@ -131,8 +131,9 @@ def capture_variant(variant: Variant, config: KernelConfig | None = None, M: int
                     K: int = 128, blocks=None) -> Trace:
     """Traces a registered kernel on fresh random data of shape M x N x K."""
     config = config or variant.default
-    config.check_shape(M, N, K)
     s = verify.Shape("trace", M, N, K)
+    verify.check_inputs(s, reference=False, what="tracing it")
+    config.check_shape(M, N, K)
     A, B, C = verify.random_operands(s, np.random.default_rng())
     grid = config.grid(M, N)
     return capture(variant.path, variant.name_expression(config), grid, config.block(),

@@ -22,9 +22,11 @@ import dataclasses
 from dataclasses import asdict, dataclass
 
 from helpers.core import stages
-from helpers.core.arch import DEFAULT_ARCH, arch_name, occupancy
+from helpers.core.arch import arch_name, occupancy
 from helpers.core.configs import KernelConfig
+from helpers.core.errors import InputError
 from helpers.core.stages import Variant
+from helpers.run import backend
 
 
 def _powers(lo: int, hi: int) -> tuple[int, ...]:
@@ -83,10 +85,10 @@ class SearchSpace:
 
 
 
-def _field_ranges(v: Variant, ranges: dict | None) -> tuple[dict[str, tuple[int, ...]], tuple[str, ...]]:
+def _field_ranges(v: Variant, ranges: dict | None, arch: str) -> tuple[dict[str, tuple[int, ...]], tuple[str, ...]]:
     out, fixed = {}, []
     for f in dataclasses.fields(v.config_type):
-        default = getattr(v.default, f.name)
+        default = getattr(v.default_for(arch), f.name)
         values = (ranges or {}).get(f.name, RANGES.get(f.name))
         if values is None:
             values = (default,)
@@ -139,15 +141,33 @@ def _search_rule(config: KernelConfig, arch: str) -> tuple[str, str] | None:
     return None
 
 
+def does_not_fit(config: KernelConfig, arch: str | None = None) -> str | None:
+    """Why not even one block of this valid configuration fits on an SM of `arch` (default:
+    backend.arch()), shared memory and registers counted as the search counts them (registers at
+    their floor); None when one does. The tile explorer's sliders offer only what fits."""
+    arch = arch_name(arch or backend.arch())
+    try:
+        occ = occupancy(arch, config.threads(), register_floor(config), config.static_shared_bytes(),
+                        config.shared_bytes())
+    except ValueError as e:      # more registers a thread than the architecture has, say: it cannot fit
+        return str(e)
+    return None if occ.active_blocks else occ.describe()
+
+
 def search_space(variant, radius: int | None = DEFAULT_RADIUS, ranges: dict | None = None,
-                 arch: str = DEFAULT_ARCH) -> SearchSpace:
+                 arch: str | None = None) -> SearchSpace:
     """The candidates of a variant (a Variant or its name) and what was left out, by which rule.
     radius=None searches every combination of the ranges (for stages 08-09, hundreds of thousands
-    to build: slow). `ranges` replaces RANGES for the fields it names."""
+    to build: slow). `ranges` replaces RANGES for the fields it names. `arch`: the GPU architecture
+    the configurations must fit (default: backend.arch(), the learner's GPU, else TBT_ARCH or sm_90);
+    the search starts from the variant's default for it."""
     v = stages.resolve(variant)
-    arch = arch_name(arch)
-    field_ranges, fixed = _field_ranges(v, ranges)
-    start = {f: getattr(v.default, f) for f in field_ranges}
+    if radius is not None and (isinstance(radius, bool) or not isinstance(radius, int) or radius < 0):
+        raise InputError(f"radius = {radius!r}: a search goes a whole number of steps from the registered default, "
+                         f"from 0 up (0: the default alone), or radius=None for every combination. Fix: e.g. 2.")
+    arch = arch_name(arch or backend.arch())
+    field_ranges, fixed = _field_ranges(v, ranges, arch)
+    start = {f: getattr(v.default_for(arch), f) for f in field_ranges}
     found, rejected = [], []
     for distance, values in sorted(_neighbours(field_ranges, start, radius),
                                    key=lambda dv: (dv[0], tuple(dv[1].values()))):
@@ -167,7 +187,7 @@ def search_space(variant, radius: int | None = DEFAULT_RADIUS, ranges: dict | No
 
 
 def candidates(variant, radius: int | None = DEFAULT_RADIUS, ranges: dict | None = None,
-               arch: str = DEFAULT_ARCH) -> list[KernelConfig]:
+               arch: str | None = None) -> list[KernelConfig]:
     """The configurations a search of this variant tries: the registered default first, then the
     valid ones nearest to it (see search_space for the rules)."""
     return list(search_space(variant, radius, ranges, arch).configs)
@@ -178,19 +198,21 @@ def candidates(variant, radius: int | None = DEFAULT_RADIUS, ranges: dict | None
 RULES = ("kernel rule", "threads", "fits on an SM")   # what drops a configuration, in the order checked
 
 
-def left_out_by(variant, arch: str = DEFAULT_ARCH, **fields) -> tuple[str, str] | None:
+def left_out_by(variant, arch: str | None = None, **fields) -> tuple[str, str] | None:
     """(rule, reason) when a search leaves this configuration out, else None: it is a candidate of any
-    search that reaches it. Fields not given keep the registered default's value. (A search keeps its
-    own default whatever the rules say; this function applies them to every configuration.)"""
+    search that reaches it. Fields not given keep the registered default's value for `arch` (default:
+    backend.arch()). (A search keeps its own default whatever the rules say; this function applies them
+    to every configuration.)"""
     v = stages.resolve(variant)
+    arch = arch_name(arch or backend.arch())
     try:
-        config = v.config_type(**{**asdict(v.default), **fields})
+        config = v.config_type(**{**asdict(v.default_for(arch)), **fields})
     except ValueError as e:
         return "kernel rule", str(e).split("): ", 1)[-1]
-    return _search_rule(config, arch_name(arch))
+    return _search_rule(config, arch)
 
 
-def space_counts(variants=None, radius: int | None = DEFAULT_RADIUS, arch: str = DEFAULT_ARCH) -> list[dict]:
+def space_counts(variants=None, radius: int | None = DEFAULT_RADIUS, arch: str | None = None) -> list[dict]:
     """Per variant (default: every registered one): how many combinations its ranges hold, how many
     lie within `radius` steps of the default, how many of those are candidates and how many each
     rule dropped."""

@@ -2,8 +2,10 @@
 
 - A and B are drawn fresh for every check, uniform in [-1, 1): never zeros, never reused.
 - With beta != 0, C starts random too, so an element the kernel never wrote keeps a value
-  that does not match; with beta == 0, C starts filled with POISON, a huge finite value
-  (finite so that a kernel computing beta * C still gets 0 * POISON = 0 where it writes).
+  that does not match; with beta == 0, C starts full of NaN (POISON). BLAS and cuBLAS promise
+  that C is not read when beta == 0 (it may hold anything, np.empty's garbage included), so a
+  kernel that computes beta * C there gets 0 * NaN = NaN and fails, as does one that never
+  writes an element.
 - An element passes when |C - ref| <= tol, tol = 8 sqrt(K) u (|alpha| |A| |B| + |beta| |C0|)
   elementwise, with u the unit roundoff (2^-24 for FP32): rounding grows like sqrt(K) on random
   data, while one missing or doubled product is far larger. NaN never passes.
@@ -30,7 +32,8 @@ from helpers.core.stages import Variant
 FP32_UNIT_ROUNDOFF = 2.0**-24
 # TF32 keeps 10 of FP32's 23 mantissa bits: an input is off by up to 2^-11 rounded, 2^-10 truncated.
 TF32_INPUT_ERROR = 2.0**-10
-POISON = np.float32(-3.0e38)
+# C's initial value where beta == 0: a kernel must neither read it (0 * NaN = NaN) nor leave it.
+POISON = np.float32(np.nan)
 SAFETY = 8.0
 
 
@@ -68,6 +71,19 @@ def shape(name: str) -> Shape:
         if s.name == name:
             return s
     raise KeyError(f"no shape {name!r} in the catalogue: {', '.join(s.name for s in CATALOGUE)}")
+
+
+def host_bytes(M: int, N: int, K: int, reference: bool = True) -> int:
+    """This machine's memory a check of M x N x K holds at its peak: the float32 operands and, with
+    `reference`, the float64 reference, tolerance and comparison (measured with tracemalloc: up to
+    24 bytes per element of A and B and 72 per element of C)."""
+    return 24 * (M * K + K * N) + 72 * M * N if reference else 4 * (M * K + K * N + M * N)
+
+
+def check_inputs(s: Shape, reference: bool = True, what: str = "verifying it") -> None:
+    """That a run of shape `s` can be done, before anything compiles or allocates: sizes, alpha and
+    beta, and the memory it needs (gemm.check_problem, the checks of every entry point)."""
+    gemm.check_problem(s.M, s.N, s.K, host_bytes(s.M, s.N, s.K, reference), what, alpha=s.alpha, beta=s.beta)
 
 
 def random_operands(s: Shape, rng: np.random.Generator):
@@ -108,13 +124,19 @@ class Check:
     def verdict(self) -> str:
         return f"{'PASS' if self.ok else 'FAIL'}  {self.shape.dims:>13}  {self.shape.name}"
 
+    def _unwritten_cause(self) -> str:
+        if self.shape.beta == 0:  # on a CPU, 0 * NaN keeps the NaN's bits: reading C looks the same
+            return ("never written or computed from C (still hold the initial NaN of C; with beta = 0 "
+                    "a kernel must not read C)")
+        return "never written (still hold the initial C)"
+
     def details(self) -> str:
         if self.ok:
             return f"{self.verdict}  (max error {self.max_error:.2e}, {self.worst_ratio:.2f} of tolerance)"
         size = self.shape.M * self.shape.N
         lines = [f"{self.verdict}  {self.wrong} of {size} elements wrong"
                  + (f", {self.nan} NaN" if self.nan else "")
-                 + (f", {self.unwritten} never written (still hold the initial C)" if self.unwritten else "")]
+                 + (f", {self.unwritten} {self._unwritten_cause()}" if self.unwritten else "")]
         for i, j, got, want, tol in self.worst:
             lines.append(f"      C[{i}, {j}] = {got:.6g}, expected {want:.6g} (tolerance {tol:.1e})")
         return "\n".join(lines)
@@ -125,7 +147,9 @@ def compare(C, C0, ref, tol, s: Shape, worst: int = 5) -> Check:
     err = np.abs(C64 - ref)
     bad = ~(err <= tol)  # NaN compares false, so it is bad
     ratio = np.where(np.isnan(err), np.inf, err / tol)
-    unwritten = int(np.sum(bad & (C == C0)))
+    # Still C's initial bits (compared as bits: NaN == NaN is false).
+    same = np.asarray(C, np.float32).view(np.uint32) == np.asarray(C0, np.float32).view(np.uint32)
+    unwritten = int(np.sum(bad & same))
     order = np.argsort(ratio, axis=None)[::-1][:worst] if bad.any() else []
     rows = [(int(i), int(j), float(C[i, j]), float(ref[i, j]), float(tol[i, j]))
             for i, j in (np.unravel_index(k, C.shape) for k in order)]
@@ -137,6 +161,7 @@ def compare(C, C0, ref, tol, s: Shape, worst: int = 5) -> Check:
 def check(variant: Variant, s: Shape, config: KernelConfig | None = None,
           rng: np.random.Generator | None = None) -> Check:
     """Runs the kernel once on fresh random data of shape `s` and compares with float64."""
+    check_inputs(s)
     rng = rng or np.random.default_rng()
     A, B, C0 = random_operands(s, rng)
     C = gemm.run(variant, A, B, C0, s.alpha, s.beta, config)
@@ -172,8 +197,9 @@ class Report:
 
 def check_catalogue(variant: Variant, config: KernelConfig | None = None,
                     shapes: tuple[Shape, ...] = CATALOGUE, seed: int | None = None) -> Report:
-    """Every shape of the catalogue, fresh random data each (seed only to replay a failure)."""
-    config = config or variant.default
+    """Every shape of the catalogue, fresh random data each (seed only to replay a failure); config=None:
+    the variant's default for the architecture in use (backend.arch())."""
+    config = config or variant.default_for(backend.arch())
     rng = np.random.default_rng(seed)
     title = f"{variant.name} ({config.label()})"
     return Report(title, [check(variant, s, config, rng) for s in shapes], backend.name())

@@ -11,9 +11,11 @@ import os
 import sys
 
 from helpers.run import cpu_backend
+from helpers.core.arch import ARCHS, COURSE_ARCHS, DEFAULT_ARCH, arch_name, known_arch
 from helpers.core.errors import CourseError
 
 ENV_VAR = "TBT_BACKEND"
+ARCH_ENV_VAR = "TBT_ARCH"
 _forced: str | None = None
 
 
@@ -58,6 +60,32 @@ def current():
 
 def name() -> str:
     return current().NAME
+
+
+class ArchSettingError(CourseError, ValueError):
+    """TBT_ARCH names no architecture the course has limits for."""
+
+
+def arch() -> str:
+    """The GPU architecture the course sizes kernels for (default configurations, the sliders' choices,
+    autotuning's search space, registers and occupancy): on a GPU its own (sm_86 for compute capability
+    8.6); on the CPU emulator TBT_ARCH (say sm_86, to see an RTX 30's), else sm_90, the architecture
+    the course's GPU results were measured on."""
+    if name() == "gpu":
+        return arch_name(current().device_info().compute_capability)
+    wanted = os.environ.get(ARCH_ENV_VAR, "").strip()
+    if not wanted:
+        return DEFAULT_ARCH
+    try:
+        chosen = arch_name(wanted)
+    except ValueError:
+        chosen = None
+    if chosen is None or not known_arch(chosen):
+        raise ArchSettingError(f"{ARCH_ENV_VAR}={wanted!r} is not an architecture the course has limits for. "
+                               f"Fix: set it to one of {', '.join(COURSE_ARCHS)} (GPUs: "
+                               f"{'; '.join(f'{a}: {ARCHS[a].gpus}' for a in COURSE_ARCHS)}), or unset it for "
+                               f"{DEFAULT_ARCH}.")
+    return chosen
 
 
 def banner() -> str:

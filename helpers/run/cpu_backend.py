@@ -1,6 +1,9 @@
-"""The CPU backend: kernels run on the emulator, arrays are NumPy arrays."""
+"""The CPU backend: kernels run on the emulator, arrays are NumPy arrays. A kernel is built only
+once NVRTC has compiled it as for a GPU (build()): the emulator runs what a GPU compiler accepts."""
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 
@@ -8,8 +11,9 @@ from helpers import emulator
 from helpers.core.device import host_description
 from helpers.core.device import DeviceInfo
 from helpers.emulator.launcher import ShadowUnavailable
-from helpers.core.errors import KernelArgumentError
+from helpers.core.errors import KernelArgumentError, KernelCompileError
 from helpers.core.kernel_source import KernelSource
+from helpers.run.toolchain import check_gpu_compiles
 
 NAME = "cpu"
 xp = np
@@ -31,7 +35,39 @@ def device_info() -> DeviceInfo:
 
 
 def compile(source: KernelSource, name_expressions: tuple[str, ...]):
-    return emulator.build(source, name_expressions)
+    return build(source, name_expressions)
+
+
+def build(source: KernelSource, name_expressions: tuple[str, ...], checks: str = "inline"):
+    """The emulator's program for these instantiations, built only once NVRTC has compiled them for
+    a GPU (helpers.core.arch.DEFAULT_ARCH; sm_90a for wgmma): the emulator runs exactly what a GPU
+    compiler accepts, and where NVRTC refuses, its message is the one the learner sees."""
+    check_gpu_compiles(source, name_expressions)
+    try:
+        return emulator.build(source, name_expressions, checks=checks)
+    except KernelCompileError as e:
+        hint = _c_library_hint(str(e))
+        if not hint:
+            raise
+        raise KernelCompileError(str(e) + hint) from None
+
+
+# g++'s words for a kernel's global name that the C library's headers (included by the emulator's
+# cuda_emu.h, as NVRTC does not) declare as something else: `index`, `random`, `div`, `select`...
+_CLASH = re.compile(r"error: (?:[‘'](?P<a>[^’'\n]*)[’'] redeclared as different kind of entity"
+                    r"|(?:ambiguating new|conflicting) declaration(?: of)? [‘'](?P<b>[^’'\n]*)[’'])")
+
+
+def _c_library_hint(message: str) -> str:
+    m = _CLASH.search(message)
+    if not m or "cuda_emu.h" not in message:
+        return ""
+    names = re.findall(r"[A-Za-z_]\w*", re.split(r"[(\[]", m.group("a") or m.group("b"))[0])
+    if not names:
+        return ""
+    name = names[-1]
+    return (f"\nNVRTC accepts this, but the CPU emulator compiles the kernel with this machine's C library, "
+            f"which declares a global `{name}` of its own. Fix: give yours another name (e.g. `my_{name}`).")
 
 
 def static_shared_bytes(program, name_expression: str) -> int:

@@ -2,15 +2,92 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from helpers.run import backend
-from helpers.core.errors import KernelArgumentError, UnsupportedFeatureError
+from helpers.core.device import host_memory_available
+from helpers.core.errors import InputError, KernelArgumentError, UnsupportedFeatureError
 from helpers.run.kernel_loader import Kernel, load_kernel
 from helpers.core.configs import KernelConfig
 from helpers.core.stages import Variant
 
 INT32_MAX = 2**31 - 1
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+# ---- inputs, checked before anything compiles or allocates (the CLI calls these too) ------------------
+def _scaled(dims: tuple[int, ...], factor: float) -> str:
+    return ", ".join(str(max(1, int(d * factor))) for d in dims)
+
+
+def check_sizes(M, N, K) -> tuple[int, int, int]:
+    """M, N and K as ints: whole numbers from 1 up, each matrix within the kernels' 32-bit int indices."""
+    return check_problem(M, N, K, host_bytes=None)
+
+
+def check_problem(M, N, K, host_bytes: int | None = 0, what: str = "this run", on_device: int | None = None,
+                  **scalars) -> tuple[int, int, int]:
+    """Everything about a run's inputs, before anything compiles or allocates: M, N and K whole numbers
+    from 1 up, each matrix within 32-bit int indexing; the scalars (alpha=..., beta=...) finite in
+    float32; and, unless host_bytes is None, `host_bytes` of this machine's memory and `on_device`
+    bytes (default device_bytes()) of the device's free (_memory_needs). Returns (M, N, K) as ints."""
+    for name, v in (("M", M), ("N", N), ("K", K)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise InputError(f"{name} must be a whole number, got {v!r}.")
+    M, N, K = int(M), int(N), int(K)
+    if min(M, N, K) < 1:
+        raise InputError(f"M, N and K must be at least 1, got M={M}, N={N}, K={K}: a matrix with a side of "
+                         f"{min(M, N, K)} holds nothing to multiply. Fix: sizes from 1 up, e.g. M, N, K = 64, 64, 64.")
+    check_scalars(**scalars)
+    problems, factor = [], 1.0
+    name, rows, cols = max((("A", M, K), ("B", K, N), ("C", M, N)), key=lambda m: m[1] * m[2])
+    if rows * cols > INT32_MAX:
+        problems.append(f"{name} would be {rows} x {cols} = {rows * cols:,} elements, more than the {INT32_MAX:,} "
+                        f"a 32-bit int can index (the kernels index with int)")
+        factor = math.sqrt(INT32_MAX / (rows * cols))
+    on_device = device_bytes(M, N, K) if on_device is None else on_device
+    for where, need, free in ([] if host_bytes is None else _memory_needs(host_bytes, on_device)):
+        if free is not None and need > free:
+            problems.append(f"{what} needs about {_gib(need)} of {where}, which has {_gib(free)} free")
+            factor = min(factor, math.sqrt(0.8 * free / need))   # every term grows as a product of two sizes
+    if problems:
+        raise InputError(f"M, N, K = {M}, {N}, {K}: " + "; and ".join(problems) +
+                         f". Fix: a smaller problem, e.g. M, N, K = {_scaled((M, N, K), factor)}.")
+    return M, N, K
+
+
+def check_scalars(**scalars) -> None:
+    """alpha, beta, ...: finite real numbers that float32 holds (the kernels take them as float)."""
+    for name, v in scalars.items():
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+            raise InputError(f"{name} must be a real number, got {v!r}.")
+        if math.isnan(v):
+            raise InputError(f"{name} is NaN: every element of C = alpha A B + beta C would be NaN, and NaN equals "
+                             f"nothing, so no result could be verified. Fix: a finite number, e.g. {name} = 1.5.")
+        if abs(v) > FLOAT32_MAX:
+            raise InputError(f"{name} is {v:g}, which float32 (the kernels' float) holds only as infinity: C would be "
+                             f"infinite or NaN. Fix: a number between -{FLOAT32_MAX:.3g} and {FLOAT32_MAX:.3g}.")
+
+
+def device_bytes(M: int, N: int, K: int) -> int:
+    """What one launch holds on the device: A, B and C in float32."""
+    return 4 * (M * K + K * N + M * N)
+
+
+def _gib(n: float) -> str:
+    return f"{n / 2**30:.1f} GiB" if n >= 2**30 else f"{n / 2**20:.0f} MiB"
+
+
+def _memory_needs(host_bytes: int, on_device: int) -> list[tuple[str, int, int | None]]:
+    """(where, bytes needed, bytes free): `host_bytes` of this machine's memory, and `on_device` of
+    the GPU's (on the CPU emulator: of this machine's, twice, the copy and the shared memory it
+    launches with)."""
+    if backend.name() != "gpu":
+        return [("this machine's memory", host_bytes + 2 * on_device, host_memory_available())]
+    return [("this machine's memory", host_bytes, host_memory_available()),
+            ("the GPU's memory", on_device, backend.current().xp.cuda.runtime.memGetInfo()[0])]
 
 
 def check_operands(A, B, C=None) -> tuple[int, int, int]:
@@ -31,11 +108,7 @@ def check_operands(A, B, C=None) -> tuple[int, int, int]:
         raise KernelArgumentError(f"A is {M}x{K} and B is {K2}x{N}: A's columns must equal B's rows.")
     if C is not None and C.shape != (M, N):
         raise KernelArgumentError(f"C must be {M}x{N} (rows of A x columns of B), got {C.shape[0]}x{C.shape[1]}.")
-    if min(M, N, K) < 1:
-        raise KernelArgumentError(f"M, N and K must be at least 1, got M={M}, N={N}, K={K}.")
-    if max(M * K, K * N, M * N) > INT32_MAX:
-        raise KernelArgumentError("the kernels index with 32-bit ints; keep each matrix under 2**31 elements.")
-    return M, N, K
+    return check_sizes(M, N, K)
 
 
 def kernel_for(variant: Variant, config: KernelConfig) -> Kernel:
@@ -58,9 +131,11 @@ def launch_args(M, N, K, alpha, A, B, beta, C) -> tuple:
 def run(variant: Variant, A, B, C=None, alpha: float = 1.0, beta: float = 0.0,
         config: KernelConfig | None = None) -> np.ndarray:
     """Runs `variant` on the current backend and returns the new C as a NumPy array.
-    A, B and C stay untouched; C=None starts from zeros."""
-    config = config or variant.default
+    A, B and C stay untouched; C=None starts from zeros. config=None: the variant's default for
+    this GPU's architecture (backend.arch(); on the emulator TBT_ARCH, else sm_90)."""
+    config = config or variant.default_for(backend.arch())
     M, N, K = check_operands(A, B, C)
+    check_problem(M, N, K, 0, f"running {variant.name}", alpha=alpha, beta=beta)
     config.check_shape(M, N, K)
     bk = backend.current()
     kernel = kernel_for(variant, config)

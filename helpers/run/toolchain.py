@@ -84,19 +84,20 @@ def _nvrtc_version(lib) -> tuple[int, int]:
     return major.value, minor.value
 
 
+def _find_nvrtc() -> tuple[Path, tuple[int, int]]:
+    for cand in _nvrtc_candidates():
+        try:
+            return cand, _nvrtc_version(ctypes.CDLL(str(cand)))
+        except OSError:
+            continue
+    raise ToolchainMissingError(f"NVRTC (libnvrtc.so) was not found, so kernels cannot be compiled for a "
+                                f"GPU architecture on this machine. {_INSTALL}")
+
+
 @functools.lru_cache(maxsize=None)
 def toolchain() -> Toolchain:
     """NVRTC and a ptxas at least as new (ptxas reads PTX of its own or older releases)."""
-    nvrtc = None
-    for cand in _nvrtc_candidates():
-        try:
-            nvrtc = (cand, _nvrtc_version(ctypes.CDLL(str(cand))))
-            break
-        except OSError:
-            continue
-    if nvrtc is None:
-        raise ToolchainMissingError(f"NVRTC (libnvrtc.so) was not found, so kernels cannot be compiled for a "
-                                    f"GPU architecture on this machine. {_INSTALL}")
+    nvrtc = _find_nvrtc()
     seen = []
     for ptxas in _ptxas_candidates():
         try:
@@ -150,16 +151,16 @@ def _check(lib, result: int, what: str) -> None:
         raise KernelCompileError(f"NVRTC {what} failed: {lib.nvrtcGetErrorString(result).decode()}")
 
 
-def nvrtc_ptx(source: str, name_expression: str, arch: str = DEFAULT_ARCH,
-              filename: str = "kernel.cu", include_dirs: tuple[Path, ...] = ()) -> tuple[str, str]:
-    """Compiles `source` with NVRTC for `arch` (an sm_XY or sm_XYa); returns (PTX, lowered name of
-    the kernel). `include_dirs`: where its quoted #includes lie."""
-    lib = _nvrtc_lib()
+def _compile_program(lib, source: str, filename: str, name_expressions: tuple[str, ...], arch: str,
+                     include_dirs: tuple[Path, ...]):
+    """An NVRTC program of `source` compiled for `arch` with the GPU backend's options: (program,
+    NVRTC's result, 0 when it compiled, its log). The caller destroys the program."""
     prog = ctypes.c_void_p()
     _check(lib, lib.nvrtcCreateProgram(ctypes.byref(prog), source.encode(), filename.encode(), 0, None, None),
            "nvrtcCreateProgram")
     try:
-        _check(lib, lib.nvrtcAddNameExpression(prog, name_expression.encode()), "nvrtcAddNameExpression")
+        for expr in name_expressions:
+            _check(lib, lib.nvrtcAddNameExpression(prog, expr.encode()), "nvrtcAddNameExpression")
         opts = [o.encode() for o in NVRTC_OPTIONS + tuple(f"--include-path={d}" for d in include_dirs)
                 + cuda_include_options() + (f"--gpu-architecture={arch.replace('sm_', 'compute_')}",)]
         result = lib.nvrtcCompileProgram(prog, len(opts), (ctypes.c_char_p * len(opts))(*opts))
@@ -167,9 +168,22 @@ def nvrtc_ptx(source: str, name_expression: str, arch: str = DEFAULT_ARCH,
         lib.nvrtcGetProgramLogSize(prog, ctypes.byref(size))
         log = ctypes.create_string_buffer(size.value)
         lib.nvrtcGetProgramLog(prog, log)
+    except BaseException:
+        lib.nvrtcDestroyProgram(ctypes.byref(prog))
+        raise
+    return prog, result, log.value.decode(errors="replace").strip()
+
+
+def nvrtc_ptx(source: str, name_expression: str, arch: str = DEFAULT_ARCH,
+              filename: str = "kernel.cu", include_dirs: tuple[Path, ...] = ()) -> tuple[str, str]:
+    """Compiles `source` with NVRTC for `arch` (an sm_XY or sm_XYa); returns (PTX, lowered name of
+    the kernel). `include_dirs`: where its quoted #includes lie."""
+    lib = _nvrtc_lib()
+    prog, result, log = _compile_program(lib, source, filename, (name_expression,), arch, include_dirs)
+    try:
         if result != 0:
-            raise KernelCompileError(f"{filename} did not compile with NVRTC for {arch}:\n"
-                                     f"{log.value.decode(errors='replace').strip()}")
+            raise KernelCompileError(f"{filename} did not compile with NVRTC for {arch}:\n{log}")
+        size = ctypes.c_size_t()
         lib.nvrtcGetPTXSize(prog, ctypes.byref(size))
         ptx = ctypes.create_string_buffer(size.value)
         _check(lib, lib.nvrtcGetPTX(prog, ptx), "nvrtcGetPTX")
@@ -179,6 +193,52 @@ def nvrtc_ptx(source: str, name_expression: str, arch: str = DEFAULT_ARCH,
         return ptx.value.decode(), lowered.value.decode()
     finally:
         lib.nvrtcDestroyProgram(ctypes.byref(prog))
+
+
+# ---- what a GPU compiler accepts (the CPU emulator runs nothing else) ------------------------------
+_NVRTC_LOCATION = re.compile(r"(?m)^(\S*?\.cu)\((\d+)\):")
+
+
+@functools.lru_cache(maxsize=None)
+def _nvrtc_alone():
+    """NVRTC without ptxas: all that checking a kernel's source needs."""
+    return ctypes.CDLL(str(_find_nvrtc()[0]))
+
+
+@functools.lru_cache(maxsize=256)
+def _nvrtc_rejection(source: str, filename: str, name_expressions: tuple[str, ...], arch: str,
+                     include_dirs: tuple[Path, ...], headers: tuple[str, ...]) -> str | None:
+    """NVRTC's log where it rejects the kernel, None where it compiles it. `headers`: the text of
+    the headers the kernel includes, so that an edited header is a new key."""
+    lib = _nvrtc_alone()
+    prog, result, log = _compile_program(lib, source, filename, name_expressions, arch, include_dirs)
+    lib.nvrtcDestroyProgram(ctypes.byref(prog))
+    return None if result == 0 else log
+
+
+def check_gpu_compiles(source: KernelSource, name_expressions: tuple[str, ...], arch: str = DEFAULT_ARCH) -> None:
+    """Raises KernelCompileError with NVRTC's own message unless NVRTC compiles these
+    instantiations for `arch` (for sm_90a where the kernel uses wgmma), with the options the GPU
+    backend uses. The CPU emulator calls it before building: a kernel no GPU compiler accepts (a
+    host function such as fopen, a typo) fails there as it would on a GPU. The verdict is cached
+    on the source text and the headers it includes: a second launch costs nothing."""
+    target = source.required_arch() or arch_name(arch)
+    try:
+        log = _nvrtc_rejection(source.text, source.path.name, tuple(name_expressions), target,
+                               source.include_dirs, tuple(source.local_headers().values()))
+    except ToolchainMissingError as e:
+        raise ToolchainMissingError(f"The CPU emulator runs only kernels that NVRTC, CUDA's compiler, accepts, "
+                                    f"and asks it first. {e}") from None
+    if log is None:
+        return
+    # "k.cu(6): error: ..." -> "kernels/k.cu:6: error: ...", as the GPU backend shows it
+    shown = _NVRTC_LOCATION.sub(lambda m: f"{source.display_path}:{m.group(2)}:" if m.group(1) == source.path.name
+                                else m.group(0), log)
+    if "__nv_name_map" in log:
+        shown += (f"\nThe name expression(s) {', '.join(name_expressions)} must each name one kernel "
+                  f"instantiation, e.g. sgemm<128, 128, 8>.")
+    raise KernelCompileError(f"{source.display_path} did not compile with NVRTC, CUDA's compiler (for {target}); "
+                             f"the CPU emulator runs only what a GPU compiler accepts:\n{shown}")
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,9 @@ from helpers.core import stages
 from helpers.core.markdown import Markdown
 from helpers.core.kernel_source import strip_comments
 from helpers.measure import intensity
+from helpers.measure import resources
 from helpers.measure import roofline
+from helpers.core.arch import ARCHS, COURSE_ARCHS, KIB, MEASURED_ON, known_arch, arch_limits
 
 
 
@@ -37,9 +39,53 @@ a GPU. Performance sections show committed GPU measurements from results/ instea
 
 
 def device_card() -> str:
-    """The device card of the backend in use; on the CPU, with what the emulator is."""
+    """The device card of the backend in use, with the per-SM limits of the architecture the course sizes
+    kernels for (backend.arch()); on the CPU, with what the emulator is."""
     card = backend.current().device_info().card()
-    return card + ("\n\n" + EMULATOR_NOTE if backend.name() == "cpu" else "")
+    return card + "\n" + arch_line() + ("\n\n" + EMULATOR_NOTE if backend.name() == "cpu" else "")
+
+
+def arch_line(arch: str | None = None) -> str:
+    """One line: the architecture kernels are sized for and its per-SM limits (helpers.core.arch.ARCHS)."""
+    arch = arch or backend.arch()
+    where = "this GPU" if backend.name() == "gpu" else "chosen by TBT_ARCH" if arch != MEASURED_ON else \
+        "where the course was measured; TBT_ARCH=sm_86, say, sizes them for another"
+    if not known_arch(arch):
+        return f"Kernels sized for {arch} ({where}); the course has no per-SM limits for it, so no occupancy."
+    a = arch_limits(arch)
+    return (f"Kernels sized for {a.name} ({a.gpus}; {where}): per SM {a.max_warps_per_sm} warps, "
+            f"{a.max_blocks_per_sm} blocks, {a.registers_per_sm // 1024} K registers, {a.shared_per_sm // KIB} KiB "
+            f"shared memory ({a.max_shared_per_block // KIB} KiB for one block)")
+
+
+def architecture_table(arch: str | None = None) -> Markdown:
+    """For one GPU architecture (default: backend.arch(), the learner's GPU, else TBT_ARCH or sm_90): every
+    stage's kernels, whether they run there, at which configuration (the default for it), with how many
+    registers, how much shared memory and how many blocks per SM (occupancy), from NVRTC + ptxas."""
+    rows = resources.architecture_rows(arch)
+    arch = rows[0]["arch"] if rows else (arch or backend.arch())
+    gpus = f" ({ARCHS[arch].gpus})" if arch in ARCHS else ""
+    lines = [f"**{arch}**{gpus}", "",
+             "| stage | kernel | runs | configuration | registers | shared memory | blocks per SM (occupancy) |",
+             "|---|---|---|---|---|---|---|"]
+    refused = []
+    for row in rows:
+        r = row["resources"]
+        if r is None:
+            refused.append(f"- **{row['variant']}**: {row['refused']}")
+            lines.append(f"| {row['stage']} | {row['variant']} | no (below) | - | - | - | - |")
+            continue
+        o = r.occupancy
+        config = row["config"].label() + (f" ({arch}'s own default)" if row["arch_default"] else "")
+        spill = f", {r.spill_store_bytes} B spilled" if r.spills else ""
+        blocks = f"{o.active_blocks} ({100 * o.occupancy:.0f}%)" if o else "-"
+        lines.append(f"| {row['stage']} | {row['variant']} | yes | {config} | {r.registers}{spill} | "
+                     f"{(r.static_shared_bytes + r.dynamic_shared_bytes) / KIB:.1f} KiB | {blocks} |")
+    others = ", ".join(a for a in COURSE_ARCHS if a != arch)
+    text = "\n".join(lines + ([""] + refused if refused else []))
+    return Markdown(text + f"\n\nFrom {rows[0]['resources'].source if rows and rows[0]['resources'] else 'ptxas'}. "
+                           f"Another architecture: `display.architecture_table(\"sm_86\")` or "
+                           f"`python -m helpers resources --arch sm_86` ({others}).")
 
 
 # ---- the stage map -------------------------------------------------------------------------

@@ -18,7 +18,6 @@ every number drawn or tabled is read from the file.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -30,7 +29,8 @@ from helpers.core.paths import ROOT
 from helpers.measure import intensity
 from helpers.measure import roofline
 from helpers.core import stages
-from helpers.core.errors import CourseError
+from helpers.core import results_files
+from helpers.core.errors import CourseError, ResultsFileError
 from helpers.core.paths import RESULTS_DIR
 from helpers.core.paths import README
 from helpers.core.markdown import Markdown
@@ -52,9 +52,10 @@ def newest_ladder(directory: Path | str = RESULTS_DIR) -> Path:
     what is made from it, instead of a pointer file that could be forgotten."""
     found = []
     for path in Path(directory).glob(LADDER_GLOB):
+        data = results_files.read_json(path)    # a damaged ladder stops here, named, rather than being passed over
         try:
-            date = str(json.loads(path.read_text())["provenance"]["date"])
-        except (OSError, ValueError, KeyError, TypeError):
+            date = str(data["provenance"]["date"])
+        except (KeyError, TypeError):
             continue   # not a ladder with provenance: not a measurement the course shows
         found.append((date, path.parent.name, path))
     if not found:
@@ -113,7 +114,9 @@ class Ladder:
 def load_ladder(path: Path | str | None = None) -> Ladder:
     """A ladder file (default: newest_ladder())."""
     path = Path(path) if path else newest_ladder()
-    data = json.loads(path.read_text())
+    data = results_files.read_json(path)
+    if not isinstance(data, dict):
+        raise ResultsFileError(f"{path} holds {type(data).__name__}, not a ladder (a JSON object with its rows).")
     if not isinstance(data.get("provenance"), dict) or not data["provenance"].get("gpu"):
         raise CourseError(f"{path} names no GPU in its provenance: the course shows GPU measurements only, "
                           f"from `python -m helpers ladder --json FILE` on a GPU.")
@@ -123,7 +126,24 @@ def load_ladder(path: Path | str | None = None) -> Ladder:
     kernels = tuple(r for r in rows if not str(r.get("variant", "")).startswith("cublas"))
     if "fp32" not in cublas:
         raise CourseError(f"{path} has no cuBLAS row (cublas_sgemm): its % of cuBLAS cannot be checked.")
-    return Ladder(path, int(data.get("size") or kernels[0]["M"]), data["provenance"], kernels, cublas)
+    _check_rows(path, kernels, cublas)
+    size = data.get("size") or (kernels[0].get("M") if kernels else None)
+    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+        raise ResultsFileError(f"{path}: the problem size is {size!r}: a ladder names it in \"size\" (or in its rows' "
+                               f"\"M\"), a whole number from 1 up. Fix: restore the file, or write it again with "
+                               f"`python -m helpers ladder --json FILE` on a GPU.")
+    return Ladder(path, size, data["provenance"], kernels, cublas)
+
+
+def _check_rows(path: Path, kernels: tuple[dict, ...], cublas: dict[str, dict]) -> None:
+    """Every row names its kernel; cuBLAS and every timed kernel have positive, finite timings and %."""
+    for i, r in enumerate(kernels):
+        results_files.require(path, r, "variant", str, f"row {i + 1}")
+        if r.get("verified", True) is not False:   # a verified kernel of a GPU ladder was timed
+            results_files.check_timings(path, r, f"row {i + 1} ({r['variant']})",
+                                        ("tflops", "pct_cublas", *(("median_ms",) if "median_ms" in r else ())))
+    for r in cublas.values():
+        results_files.check_timings(path, r, f"the cuBLAS row ({r.get('variant')})", ("tflops",))
 
 
 def _stage_title(variant_name: str) -> str:

@@ -1,4 +1,4 @@
-// Asynchronous copies (<cuda_pipeline.h>) on the emulator: tests/test_emulator_async_copy.py.
+// Asynchronous copies (<cuda_pipeline.h>) on the emulator: tests/emulator/test_async_copy.py.
 #include <cuda_pipeline.h>
 
 // Each thread copies 4 floats into shared memory, waits, and after a barrier reads a float

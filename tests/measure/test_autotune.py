@@ -304,3 +304,11 @@ def test_search_figures_draw(tmp_path):
                 autotune_plots.plot_searches(autotune.committed_searches())):
         fig.savefig(tmp_path / "f.svg")
         plt.close(fig)
+
+
+def test_a_register_floor_over_the_limit_does_not_fit_rather_than_raising():
+    """The tile explorer asks this of every slider value: 16 x 16 thread tiles need 288 registers at least."""
+    config = ThreadTile2DConfig(128, 128, 8, 16, 16)
+    assert tuning_space.register_floor(config) > 255
+    assert "registers per thread" in tuning_space.does_not_fit(config, "sm_90")
+    assert tuning_space.does_not_fit(ThreadTile2DConfig(), "sm_90") is None

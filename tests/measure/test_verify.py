@@ -69,8 +69,16 @@ def test_unwritten_elements_are_counted(rng):
         assert not check.ok and check.unwritten == 12 and "never written" in check.details()
 
 
-def test_poison_is_finite_so_beta_zero_times_c_is_zero():
-    assert np.isfinite(verify.POISON) and np.float32(0.0) * verify.POISON == 0
+def test_beta_zero_starts_c_full_of_nan_and_catches_a_kernel_that_reads_it(rng):
+    s = verify.shape("beta = 0 (poisoned C)")
+    A, B, C0, ref, tol = _operands(rng, s)
+    assert s.beta == 0 and np.isnan(C0).all()  # BLAS: with beta = 0, C need not hold numbers
+    assert np.isfinite(ref).all()
+    right = (np.float32(s.alpha) * (A @ B)).astype(np.float32)
+    assert verify.compare(right, C0, ref, tol, s).ok
+    reads_c = (np.float32(s.alpha) * (A @ B) + np.float32(s.beta) * C0).astype(np.float32)  # 0 * NaN = NaN
+    check = verify.compare(reads_c, C0, ref, tol, s)
+    assert not check.ok and check.nan == s.M * s.N and "must not read C" in check.details()
 
 
 def test_catalogue_covers_the_promised_shapes():

@@ -17,7 +17,9 @@ def test_an_edited_kernel_file_is_compiled_again(tmp_path, monkeypatch, rng):
     A, B = (rng.uniform(-1, 1, (9, 9)).astype(np.float32) for _ in range(2))
     first = gemm.run(v, A, B)
     np.testing.assert_allclose(first, A @ B, rtol=1e-5, atol=1e-5)
-    edited.write_text(original.replace("alpha * acc + beta * C[row * N + col]", "2.0f * alpha * acc"))
+    line = "alpha * acc + beta * (beta == 0.0f ? 0.0f : C[row * N + col])"
+    assert line in original, "the test edits this line of the kernel: update it with the kernel"
+    edited.write_text(original.replace(line, "2.0f * alpha * acc"))
     second = gemm.run(v, A, B)
     np.testing.assert_allclose(second, 2 * (A @ B), rtol=1e-5, atol=1e-5)
 

@@ -19,6 +19,7 @@ def test_variant_correct_on_catalogue(variant):
 def test_variant_correct_on_the_emulator_with_its_other_configurations(variant, cpu_backend):
     assert variant.alternatives, f"{variant.name} lists no alternative configurations to verify"
     shapes = (verify.shape("primes"), verify.shape("non-multiples of every tile"))
-    for config in variant.alternatives:
+    others = dict.fromkeys((*variant.alternatives, *variant.arch_defaults.values()))   # and other GPUs' defaults
+    for config in others:
         report = verify.check_catalogue(variant, config, shapes=shapes)
         assert report.ok, f"{backend.name()}: {report}"

@@ -10,6 +10,8 @@ import nbformat
 import numpy as np
 import pytest
 
+from helpers.core.errors import ResultsFileError
+
 matplotlib.use("Agg")
 
 from helpers.views import style
@@ -350,6 +352,10 @@ def test_gpu_results_reads_files_with_provenance(tmp_path):
               "cublas": {"variant": "cublas_sgemm", "M": 1024, "N": 1024, "K": 1024, "median_ms": 0.05,
                          "tflops": 43.0}}
     (tmp_path / "ladder.json").write_text(json.dumps(ladder))
+    # a damaged file stops the reader with its name and what is wrong, rather than being passed over
+    with pytest.raises(ResultsFileError, match=r"broken\.json is not valid JSON"):
+        gpu_results.gpu_results("02", tmp_path)
+    (tmp_path / "broken.json").unlink()
     r = gpu_results.gpu_results("02", tmp_path)
     assert r.found and len(r.sets) == 2
     text = str(r)
@@ -533,3 +539,13 @@ def test_exercise_05_1(answer, ok, says):
 def test_exercise_05_2(answer, ok, says):
     f = exercises.check_05_exercise_2(answer)
     assert f.ok is ok and says in f.message
+
+
+def test_tile_explorer_offers_only_what_fits_the_learners_gpu(cpu_backend, monkeypatch):
+    v = stages.variant("10_tensor_cores")
+    assert 32 not in widgets.fitting_options(v, "BK", "sm_86") and 16 in widgets.fitting_options(v, "BK", "sm_86")
+    assert 32 in widgets.fitting_options(v, "BK", "sm_90")
+    monkeypatch.setenv("TBT_ARCH", "sm_86")
+    assert widgets.fitting_options(v, "BK") == widgets.fitting_options(v, "BK", "sm_86")
+    r = widgets.run_tile_config(v.name, BK=32, WN=64)   # the H200's configuration: refused before compiling
+    assert r.error and "sm_86" in r.error and "shared memory" in r.error and r.config is None

@@ -1,7 +1,8 @@
 """Stages 06 (bank conflicts) and 07 (vectorized access) at 4096^3 on a GPU: stage 05 as kept, the
 three 06 variants in the 8 x 8 configurations (where 05's shared reads conflict) and in 05's
 default 16 x 4, and 07 in its default (seed 004's V2 shape) and a few other shapes, against a
-measurement-only copy of seed 004's V2 design (the 39.0 TFLOP/s bar of ../shared/REFERENCE.md).
+measurement-only re-implementation of seed 004's V2 design (A transposed in shared memory, float4
+copies: the design stage 07 follows), timed in the same run.
 07 is also measured with its unchecked loop switched off (every tile through the checked copy),
 to show what that loop is worth beside issuing all loads of a tile before its stores.
 Raw CuPy launches, NVRTC options as the course's ("--std=c++17", "-lineinfo"); each kernel is
@@ -11,7 +12,8 @@ does not compile or is wrong is recorded and skipped. After the timings (so that
 cost them), each course kernel is checked again at odd shapes, beta != 0, one of them with
 interior tiles and a last partial tile (K % BK != 0), and one with A, B and C one float past a
 16-byte boundary (the kernels must fall back to 4-byte accesses).
-    PYTHONPATH=. python tools/experiments/exp_06_07.py OUT.json"""
+Made results/stages_06_09_h200_2026-11-22/exp_06_07.json.
+    python -m tools.experiments.exp_06_07 OUT.json"""
 import json
 import math
 import sys
@@ -21,12 +23,11 @@ from pathlib import Path
 
 import cupy as cp
 
-from helpers.run import backend
+from helpers.core.paths import KERNELS
 from helpers.measure import bench
+from helpers.run import backend
 
 backend.use("gpu")
-ROOT = Path(__file__).resolve().parents[2]
-KERNELS = ROOT / "kernels"
 OPTIONS = ("--std=c++17", "-lineinfo")
 S = 4096
 T0 = time.time()
@@ -141,7 +142,7 @@ def args(M, N, K, alpha, a, b, beta, c):
 
 def write(path):
     Path(path).write_text(json.dumps({
-        "provenance": bench.provenance("PYTHONPATH=. python tools/experiments/exp_06_07.py OUT.json"),
+        "provenance": bench.provenance("python -m tools.experiments.exp_06_07 OUT.json"),
         "size": S, "wall_seconds": round(time.time() - T0, 1), "kernels": results}, indent=1))
 
 

@@ -15,7 +15,8 @@ unchecked loop followed by a partial tile, and A, B, C one float past a 16-byte 
 fallback to 4-byte accesses).
 With --sweep, the fastest 08, 09 double-buffering and 09 async-copy configurations and cuBLAS
 are also timed at square sizes 512 to 8192.
-    PYTHONPATH=. python tools/experiments/exp_08_09.py OUT.json [--sweep]"""
+Made results/stages_06_09_h200_2026-11-22/exp_08_09.json and exp_08_09_b.json.
+    python -m tools.experiments.exp_08_09 OUT.json [--sweep]"""
 from __future__ import annotations
 
 import argparse
@@ -27,11 +28,11 @@ from pathlib import Path
 
 import cupy as cp
 
-from helpers.run import backend
+from helpers.core.paths import ROOT
 from helpers.measure import bench
+from helpers.run import backend
 
 backend.use("gpu")
-ROOT = Path(__file__).resolve().parents[2]
 OPTIONS = ("--std=c++17", "-lineinfo")
 S = 4096
 SIZES = (512, 1024, 2048, 4096, 6144, 8192)
@@ -316,7 +317,7 @@ def main():
         if "tflops" in r:
             print(f"{c.label:100s} {str(r['tflops_three_runs']):>26s} {r['pct_cublas']:8.1f} "
                   f"{r['regs']:4d} {r['blocks_per_sm']:6d} {r['local_bytes']:5d}", flush=True)
-    out = {"provenance": bench.provenance("PYTHONPATH=. python tools/experiments/exp_08_09.py OUT.json"
+    out = {"provenance": bench.provenance("python -m tools.experiments.exp_08_09 OUT.json"
                                           + (" --sweep" if opts.sweep else "")),
            "size": S, "nvrtc_options": list(OPTIONS), "extra_options_09async": list(extra),
            "cublas_tflops_three_runs": tf["cublas"], "cublas_tflops": cublas}

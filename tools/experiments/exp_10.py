@@ -1,32 +1,26 @@
 """Stage 10 on a GPU: tensor-core configurations against cuBLAS TF32 and FP32, TF32's precision
 cost, and (for issue 6) a few more stage-08 configurations, all in one run.
 
-    PYTHONUNBUFFERED=1 python3 tools/experiments/exp_10.py OUT.json [--size 4096]
+    PYTHONUNBUFFERED=1 python3 -m tools.experiments.exp_10 OUT.json [--size 4096]
 
-Every configuration is verified on the course's odd shapes first (helpers.verify, float64
-reference), then timed with helpers.bench (median of 50 launches after 10 warm-ups); cuBLAS FP32
+Every configuration is verified on the course's odd shapes first (helpers.measure.verify, float64
+reference), then timed with helpers.measure.bench (median of 50 launches after 10 warm-ups); cuBLAS FP32
 and TF32 are timed before and after the candidates. Precision: at SIZE^3 on uniform [-1, 1)
 data, each result's error against a float64 product on the GPU, as the largest and the RMS of
-|C - C64| / RMS(C64). The JSON is rewritten after every row.
+|C - C64| / RMS(C64). The JSON is rewritten after every row. Made results/stage_10_h200_2026-11-23/exp_10.json.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 import traceback
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
-
-from helpers.measure import bench
-from helpers.measure import resources
 from helpers.core import stages
-from helpers.measure import verify  # noqa: E402
-from helpers.core.configs import TensorCoreConfig as T, WarpTileConfig as W  # noqa: E402
+from helpers.core.configs import TensorCoreConfig as T, WarpTileConfig as W
+from helpers.measure import bench, resources, verify
 
 CANDIDATES = [("10_tensor_cores", c) for c in (
     T(128, 128, 32, 64, 64, 3, 1), T(128, 128, 32, 64, 64, 3, 0), T(128, 128, 32, 64, 64, 3, 2),
@@ -47,7 +41,7 @@ def precision_rows(size: int) -> list[dict]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out")
     ap.add_argument("--size", type=int, default=4096)
     a = ap.parse_args()

@@ -1,32 +1,29 @@
 """Stage 10's wgmma kernel on an H100/H200 before it is registered: NVRTC for sm_90a, verified
 against a float64 product on odd shapes, timed at SIZE^3 beside cuBLAS TF32 and FP32.
 
-    PYTHONUNBUFFERED=1 python3 tools/experiments/exp_10_wgmma.py OUT_DIR [--size 4096]
+    PYTHONUNBUFFERED=1 python3 -m tools.experiments.exp_10_wgmma OUT_DIR [--size 4096]
 
 Writes OUT_DIR/exp_10_wgmma.json (rewritten after every row) and, when a configuration fails,
 OUT_DIR/fail_<config>.npz with a small case's operands and result, to find the wrong mapping.
+Made the exp_10_wgmma_*.json of results/stage_10_h100_2026-11-24/ (while kernels/10_wgmma.cu was written).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 import traceback
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
+import cupy as cp
+import numpy as np
+from cupy_backends.cuda.api import driver
+from cupy_backends.cuda.libs import nvrtc
 
-import cupy as cp  # noqa: E402
-import numpy as np  # noqa: E402
-from cupy_backends.cuda.api import driver  # noqa: E402
-from cupy_backends.cuda.libs import nvrtc  # noqa: E402
-
-from helpers.run import toolchain
+from helpers.core.paths import KERNELS, ROOT
 from helpers.measure import bench
-from helpers.measure import resources  # noqa: E402
+from helpers.run import toolchain
 
 # Textual variants of kernels/10_wgmma.cu, each one idea (empty: the file as it is).
 COPIES_AFTER_MMA = [("""    start_tile(t + STAGES - 2);         // into the stage of tile t-2
@@ -49,14 +46,14 @@ def smem_bytes(BM, BN, STAGES):
     return STAGES * stage * 4 + 1024
 
 
-def compile_kernel(expr: str, path: Path = ROOT / "kernels" / "10_wgmma.cu", edits=()):
+def compile_kernel(expr: str, path: Path = KERNELS / "10_wgmma.cu", edits=()):
     src = path.read_text()
     for old, new in edits:
         assert old in src, old
         src = src.replace(old, new)
     prog = nvrtc.createProgram(src, path.name, [], [])
     nvrtc.addNameExpression(prog, expr)
-    opts = ["--std=c++17", "-lineinfo", "-arch=sm_90a", f"--include-path={ROOT / 'kernels'}",
+    opts = ["--std=c++17", "-lineinfo", "-arch=sm_90a", f"--include-path={KERNELS}",
             *toolchain.cuda_include_options()]
     try:
         nvrtc.compileProgram(prog, opts)
@@ -100,7 +97,7 @@ def check(run, M, N, K, rng, alpha=1.5, beta=-0.5):
 def probe() -> dict:
     """wgmma_probe.cu with small integers (exact in TF32): the accumulators each thread gets back
     against wgmma.cuh's documented layouts, for each of the 4 steps of 8 along a swizzled row."""
-    _, fn, _ = compile_kernel("wgmma_probe", Path(__file__).with_name("wgmma_probe.cu"))
+    _, fn, _ = compile_kernel("wgmma_probe", ROOT / "tools" / "experiments" / "wgmma_probe.cu")
     rng = np.random.default_rng(1)
     result = {}
     for s in range(4):
@@ -127,7 +124,7 @@ ARGS = None
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out")
     ap.add_argument("--size", type=int, default=4096)
     a = ap.parse_args()
@@ -136,7 +133,7 @@ def main() -> None:
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     n = a.size
-    data = {"provenance": bench.provenance(f"python tools/experiments/exp_10_wgmma.py OUT_DIR --size {a.size}"),
+    data = {"provenance": bench.provenance(f"python -m tools.experiments.exp_10_wgmma OUT_DIR --size {a.size}"),
             "nvrtc": nvrtc.getVersion(), "size": n, "rows": [], "cublas": []}
     save = lambda: (out / "exp_10_wgmma.json").write_text(json.dumps(data, indent=1))  # noqa: E731
 

@@ -1,9 +1,11 @@
-"""Where do REFERENCE.md's stage-03 and stage-05 bars come from? Times, in one run on a GPU and
-beside cuBLAS, the course kernels against re-implementations of the reference designs
-(ref_designs.cu), V1 with and without float4, the course kernels compiled by nvcc instead of
-NVRTC, with the shared-memory carveout at its maximum, and 05 fully unrolled under
-__launch_bounds__(threads, 2). Every kernel is checked against cuBLAS at 4096^3 before it is timed.
-    PYTHONPATH=. python tools/experiments/exp_bars.py OUT.json"""
+"""How far are stages 03 and 05 from the designs their bars were set by? Times, in one run on a GPU
+and beside cuBLAS, the course kernels against re-implementations of those designs (ref_designs.cu:
+the layout of kernel 3 of siboehm's SGEMM_CUDA, https://github.com/siboehm/SGEMM_CUDA, and seed
+004's V1, with and without float4), the course kernels compiled by nvcc instead of NVRTC, with the
+shared-memory carveout at its maximum, and 05 fully unrolled under __launch_bounds__(threads, 2).
+Every kernel is checked against cuBLAS at 4096^3 before it is timed.
+Made results/experiments_h200_2026-11-22/exp_bars.json.
+    python -m tools.experiments.exp_bars OUT.json"""
 import json
 import re
 import subprocess
@@ -13,14 +15,13 @@ from pathlib import Path
 
 import cupy as cp
 
-from helpers.run import backend
-from helpers.measure import bench
 from helpers.core import stages
-from helpers.measure import verify
+from helpers.core.paths import ROOT
+from helpers.measure import bench, verify
+from helpers.run import backend
 
 backend.use("gpu")
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent.parent
+HERE = ROOT / "tools" / "experiments"
 S = 4096
 A, B, C = bench.device_operands(S, S, S)
 REF = A @ B
@@ -93,7 +94,7 @@ def main():
         record("05 full unroll, __launch_bounds__(t, 2)", raw(mod, expr, cfg.grid(S, S), cfg.block()), config=cfg.label(),
                registers=mod.get_function(expr).num_regs)
     rows.append({"kernel": "cublas (after)", "tflops": round(bench.time_cublas(S, S, S, n_repeat=50).tflops(S, S, S), 3)})
-    out = {"provenance": bench.provenance("PYTHONPATH=. python tools/experiments/exp_bars.py OUT.json"), "rows": rows}
+    out = {"provenance": bench.provenance("python -m tools.experiments.exp_bars OUT.json"), "rows": rows}
     Path(sys.argv[1]).write_text(json.dumps(out, indent=1))
 
 

@@ -1,19 +1,17 @@
 """Does the compiler (NVRTC with or without -lineinfo, nvcc -O3) or the shared-memory carveout
 move stages 03 and 05? Each build of each kernel is timed three times, interleaved, at 4096^3,
-after a check against cuBLAS.
-    PYTHONPATH=. python tools/experiments/exp_compile.py OUT.json"""
+after a check against cuBLAS. Made results/experiments_h200_2026-11-22/exp_compile.json.
+    python -m tools.experiments.exp_compile OUT.json"""
 import json
 import sys
 from pathlib import Path
 
 import cupy as cp
 
-from helpers.run import backend
-from helpers.measure import bench
 from helpers.core import stages
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from exp_bars import A, B, C, REF, S, nvcc_module  # noqa: E402  (shares operands and the nvcc build)
+from helpers.measure import bench
+from helpers.run import backend
+from tools.experiments.exp_bars import A, B, C, REF, S, nvcc_module  # shares operands and the nvcc build
 
 backend.use("gpu")
 ARGS = (cp.int32(S), cp.int32(S), cp.int32(S), cp.float32(1), A, B, cp.float32(0), C)
@@ -44,6 +42,6 @@ for rep in range(3):
         rows[name].append(round(t.tflops(S, S, S), 3))
 for k, r in rows.items():
     print(f"{k:60s} {r}")
-out = {"provenance": bench.provenance("PYTHONPATH=. python tools/experiments/exp_compile.py OUT.json"),
+out = {"provenance": bench.provenance("python -m tools.experiments.exp_compile OUT.json"),
        "cublas_tflops": bench.time_cublas(S, S, S, n_repeat=50).tflops(S, S, S), "tflops_three_runs": rows}
 Path(sys.argv[1]).write_text(json.dumps(out, indent=1))

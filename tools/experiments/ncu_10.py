@@ -3,23 +3,21 @@ ROUND = 1 and 0, wgmma with ROUND = 0 and 1), 09_double_buffering, and cuBLAS in
 so that ncu can say which kernel cuBLAS runs (its name), how busy each keeps the tensor pipe, and
 where its warps stall.
 
-    on a GPU:  tools/experiments/ncu_10.sh OUT
+    on a GPU, from the repository root:  tools/experiments/ncu_10.sh OUT
+
+Made the ncu_10_*.csv of results/stage_10_h200_2026-11-23/ and results/stage_10_h200_2026-11-24/.
 """
 
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+import cupy as cp
 
-import cupy as cp  # noqa: E402
-
-from helpers.run import backend
+from helpers.core import stages
+from helpers.core.configs import TensorCoreConfig as T, WgmmaConfig as W
 from helpers.measure import bench
-from helpers.run import gemm
-from helpers.core import stages  # noqa: E402
-from helpers.core.configs import TensorCoreConfig as T, WgmmaConfig as W  # noqa: E402
+from helpers.run import backend, gemm
 
 N = 4096
 

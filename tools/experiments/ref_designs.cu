@@ -1,8 +1,10 @@
-// Reference designs re-implemented for measurement only (not course kernels): what the bars in
-// ../shared/REFERENCE.md were measured on. No bounds checks: M, N, K must be multiples of the tiles.
+// Reference designs re-implemented for measurement only (not course kernels): the designs the bars of
+// stages 03 and 05 were set by, timed beside the course kernels by tools/experiments/exp_bars.py
+// (results/experiments_h200_2026-11-22/exp_bars.json). No bounds checks: M, N, K must be multiples of the tiles.
 //
-// smem_rowsx<T>: a T x T shared-memory tiled kernel laid out like siboehm's kernel 3 (1D block of
-//   T*T threads, blockIdx.x walks rows of C, pointers advanced along K, unsigned indices).
+// smem_rowsx<T>: a T x T shared-memory tiled kernel laid out like kernel 3 of siboehm's SGEMM_CUDA
+//   (https://github.com/siboehm/SGEMM_CUDA): 1D block of T*T threads, blockIdx.x walks rows of C,
+//   pointers advanced along K, unsigned indices.
 // v1<VEC>: seed 004's V1 design: 128 x 128 x 8 block tile, 16 x 16 threads, 8 x 8 per thread, fully
 //   unrolled k; VEC = true copies A, B and C with float4, VEC = false with scalars (same order).
 template <int T>

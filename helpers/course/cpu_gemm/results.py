@@ -3,10 +3,10 @@ finding and loading them, and what the notebook prints from them (label, table, 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from helpers.core.paths import RESULTS_DIR, ROOT
+from helpers.core.results_files import read_json
 
 
 def results_files(directory: Path | str = RESULTS_DIR) -> list[Path]:
@@ -19,8 +19,8 @@ def load_results(path: Path | str | None = None, directory: Path | str = RESULTS
         files = results_files(directory)
         if not files:
             return None
-        path = max(files, key=lambda p: (json.loads(p.read_text())["machine"]["date"], p.name))
-    data = json.loads(Path(path).read_text())
+        path = max(files, key=lambda p: (read_json(p)["machine"]["date"], p.name))
+    data = read_json(Path(path))
     data["file"] = Path(path).relative_to(ROOT).as_posix() if Path(path).is_relative_to(ROOT) else str(path)
     return data
 

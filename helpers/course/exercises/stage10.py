@@ -5,11 +5,10 @@ results/stage_10_*), and the work of one wgmma instruction."""
 from __future__ import annotations
 
 import csv
-import json
 from pathlib import Path
 
 from helpers.core import configs
-from helpers.core import stages
+from helpers.core import results_files, stages
 from helpers.core.paths import RESULTS_DIR
 from helpers.course.exercises.feedback import (Feedback, is_placeholder, parse_whole, parse_whole_pair, right,
                                                unanswered, wrong)
@@ -87,7 +86,7 @@ def check_10_exercise_2(answer) -> Feedback:
 
 
 def _ex10_3_ratio() -> float:
-    rows = json.loads((stage10_results() / "exp_10.json").read_text())["precision"]
+    rows = results_files.read_json(stage10_results() / "exp_10.json")["precision"]
     rms = {r["what"].rsplit("ROUND=", 1)[1].rstrip(")"): r["rms_err_over_rms"]
            for r in rows if r["what"].startswith("10_tensor_cores") and "ROUND=" in r["what"]}
     return rms["0"] / rms["1"]

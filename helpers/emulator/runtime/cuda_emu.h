@@ -26,7 +26,7 @@
 #define __global__
 #define __device__
 #define __host__
-#define __forceinline__ inline __attribute__((always_inline))
+#define __forceinline__ inline __attribute__((__always_inline__))
 #define __noinline__ __attribute__((noinline))
 #define __restrict__ __restrict
 #define __launch_bounds__(...)
@@ -94,7 +94,12 @@ extern __emu_thread* __emu_cur;  // the running fiber
 extern uint3 __emu_block_idx;
 extern dim3 __emu_block_dim, __emu_grid_dim;
 }
-#define threadIdx (__emu_cur->tid)
+// Macros expand inside the kernel, after the learner's own macros: their bodies name only
+// reserved identifiers (a kernel's `#define tid ...` must not reach __emu_thread::tid).
+static inline __attribute__((__always_inline__)) const uint3& __emu_thread_idx() { return __emu_cur->tid; }
+#define threadIdx (__emu_thread_idx())
+static inline __attribute__((__always_inline__)) unsigned __emu_lane() { return __emu_cur->lane; }
+static inline __attribute__((__always_inline__)) unsigned __emu_warp() { return __emu_cur->warp; }
 #define blockIdx (__emu_block_idx)
 #define blockDim (__emu_block_dim)
 #define gridDim (__emu_grid_dim)
@@ -112,21 +117,20 @@ void __emu_wmma_misuse(const char* what, int line) __attribute__((noreturn));  /
 }
 // The empty asm statements keep the compiler from caching shared memory across a barrier.
 static inline void __emu_fence() { asm volatile("" ::: "memory"); }
-#define EMU_FENCE() __emu_fence()
-#define __syncthreads() (EMU_FENCE(), __emu_syncthreads(__LINE__), EMU_FENCE())
+#define __syncthreads() (__emu_fence(), __emu_syncthreads(__LINE__), __emu_fence())
 #define __syncthreads_count(p) __emu_syncthreads_reduce(__LINE__, 0, (p) ? 1 : 0)
 #define __syncthreads_and(p) __emu_syncthreads_reduce(__LINE__, 1, (p) ? 1 : 0)
 #define __syncthreads_or(p) __emu_syncthreads_reduce(__LINE__, 2, (p) ? 1 : 0)
 // `__syncwarp()` and `__syncwarp(mask)`: the line is bound first and the optional mask is the
 // argument of a second call, because `, ##__VA_ARGS__` keeps its comma under -std=c++17.
-#define __syncwarp(...) (EMU_FENCE(), __emu_syncwarp_at(__LINE__)(__VA_ARGS__), EMU_FENCE())
+#define __syncwarp(...) (__emu_fence(), __emu_syncwarp_at(__LINE__)(__VA_ARGS__), __emu_fence())
 struct __emu_syncwarp_call {
   int line;
   void operator()(unsigned mask = 0xffffffffu) const { __emu_syncwarp(mask, line); }
 };
 static inline __emu_syncwarp_call __emu_syncwarp_at(int line) { return {line}; }
-static inline void __threadfence() { EMU_FENCE(); }
-static inline void __threadfence_block() { EMU_FENCE(); }
+static inline void __threadfence() { __emu_fence(); }
+static inline void __threadfence_block() { __emu_fence(); }
 #define __activemask() __emu_activemask(__LINE__)
 static inline unsigned __lanemask_lt() { return (1u << __emu_cur->lane) - 1u; }
 
@@ -215,6 +219,10 @@ static inline T atomicCAS(T* p, T compare, T v) {
   return compare;  // holds the old value either way
 }
 
+// For the headers a kernel includes (runtime/include), compiled after the kernel's own macros.
+template <class __A, class __B> constexpr bool __emu_same = false;
+template <class __A> constexpr bool __emu_same<__A, __A> = true;
+
 // ---- device math and intrinsics ----------------------------------------------------------
 template <class A, class B>
 static inline std::common_type_t<A, B> min(A a, B b) { return b < a ? b : a; }
@@ -223,8 +231,8 @@ static inline std::common_type_t<A, B> max(A a, B b) { return a < b ? b : a; }
 static inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 static inline float __fdividef(float a, float b) { return a / b; }
 // glibc declares __expf and __logf itself, so these two are macros.
-#define __expf(x) expf(x)
-#define __logf(x) logf(x)
+#define __expf(x) __builtin_expf(x)
+#define __logf(x) __builtin_logf(x)
 static inline float __fmaf_rn(float a, float b, float c) { return std::fma(a, b, c); }
 static inline float __fmul_rn(float a, float b) { return a * b; }
 static inline float __fadd_rn(float a, float b) { return a + b; }

@@ -1,4 +1,5 @@
-// Compiled after the kernel: turns each requested kernel instantiation into an EmuEntry.
+// Included before the kernel (so that none of the kernel's macros reach it), and used after it by
+// the lines the emulator appends: turns each requested kernel instantiation into an __emu_entry.
 #pragma once
 #include "emu_entries.h"
 
@@ -13,7 +14,7 @@ template <class T>
 const char* type_name() { return __PRETTY_FUNCTION__; }  // "... [with T = const float*]"
 
 template <class P>
-EmuParam param() {
+__emu_param param() {
   using V = std::remove_cv_t<P>;
   if constexpr (std::is_pointer<V>::value) {
     using E = std::remove_pointer_t<V>;
@@ -29,12 +30,12 @@ void call(void (*f)(P...), void* const* a, std::index_sequence<I...>) {
   f(*static_cast<std::remove_reference_t<P>*>(a[I])...);
 }
 template <class... P>
-void invoke(void (*f)(P...), void* const* a) { call(f, a, std::index_sequence_for<P...>{}); }
+void __invoke(void (*f)(P...), void* const* a) { call(f, a, std::index_sequence_for<P...>{}); }
 template <class... P>
-constexpr int count(void (*)(P...)) { return (int)sizeof...(P); }
+constexpr int __count(void (*)(P...)) { return (int)sizeof...(P); }
 template <class... P>
-const EmuParam* params(void (*)(P...)) {
-  static const EmuParam p[] = {param<P>()..., EmuParam{}};
+const __emu_param* __params(void (*)(P...)) {
+  static const __emu_param p[] = {param<P>()..., __emu_param{}};
   return p;
 }
 }  // namespace __emu_stub

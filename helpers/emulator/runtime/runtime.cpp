@@ -30,7 +30,7 @@
 #include <unistd.h>
 
 // ---- the kernel module's entry table, emitted by the loader next to the kernel ------------
-extern "C" const EmuEntry __emu_entries[];
+extern "C" const __emu_entry __emu_entries[];
 extern "C" const int __emu_num_entries;
 extern "C" const int __emu_inline_checks;  // 1 when the kernel was built with inline shadow checks
 
@@ -147,7 +147,7 @@ struct Fiber {
 char* stacks = nullptr;  // one stack per thread of the block, each above an inaccessible guard page
 size_t stacks_span = 0;
 void* main_sp = nullptr;
-const EmuEntry* entry = nullptr;
+const __emu_entry* entry = nullptr;
 
 struct WarpState {
   unsigned arrived, mask;
@@ -1165,7 +1165,7 @@ void allocate_fibers() {
 }
 
 void bind_arguments() {
-  const EmuEntry& e = *entry;
+  const __emu_entry& e = *entry;
   if ((int)req.params.size() != e.nparams) bad_request("argument count");
   pointer_storage.resize(req.params.size());
   for (size_t i = 0; i < req.params.size(); ++i) {
@@ -1278,10 +1278,10 @@ void report_success(const struct timespec& t0) {
 
 void describe_entries() {
   for (int i = 0; i < __emu_num_entries; ++i) {
-    const EmuEntry& e = __emu_entries[i];
+    const __emu_entry& e = __emu_entries[i];
     printf("entry %d %d %s\n", i, e.nparams, e.name);
     for (int p = 0; p < e.nparams; ++p) {
-      const EmuParam& q = e.params[p];
+      const __emu_param& q = e.params[p];
       printf("param %d %d %d %d %c %s\n", q.is_pointer, q.size, q.pointee_size, q.pointee_const, q.category,
              q.type_name);
     }

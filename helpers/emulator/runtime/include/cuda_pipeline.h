@@ -12,22 +12,23 @@
 // Not provided: __pipeline_arrive_on and the nvcuda::experimental::pipeline classes.
 #pragma once
 
+// Names other than CUDA's are reserved (__x): a kernel's own macros above the #include stay out.
 extern "C" {
-void __emu_pipeline_memcpy_async(void* dst, const void* src, size_t size, size_t zfill);
+void __emu_pipeline_memcpy_async(void* __dst, const void* __src, __SIZE_TYPE__ __size, __SIZE_TYPE__ __zfill);
 void __emu_pipeline_commit(void);
-void __emu_pipeline_wait_prior(size_t prior);
+void __emu_pipeline_wait_prior(__SIZE_TYPE__ __prior);
 }
 
 // always_inline, also at -O0 (traces): the runtime then sees a return address in the kernel's
 // own code, which names the kernel's line.
-__attribute__((always_inline)) static inline void __pipeline_memcpy_async(void* __restrict dst_shared,
-                                                                         const void* __restrict src_global,
-                                                                         size_t size_and_align, size_t zfill = 0) {
-  EMU_FENCE();
-  __emu_pipeline_memcpy_async(dst_shared, src_global, size_and_align, zfill);
+__attribute__((__always_inline__)) static inline void __pipeline_memcpy_async(
+    void* __restrict __dst_shared, const void* __restrict __src_global, __SIZE_TYPE__ __size_and_align,
+    __SIZE_TYPE__ __zfill = 0) {
+  __emu_fence();
+  __emu_pipeline_memcpy_async(__dst_shared, __src_global, __size_and_align, __zfill);
 }
-__attribute__((always_inline)) static inline void __pipeline_commit() { __emu_pipeline_commit(); }
-__attribute__((always_inline)) static inline void __pipeline_wait_prior(size_t prior) {
-  __emu_pipeline_wait_prior(prior);
-  EMU_FENCE();  // the landed bytes are read from memory, not from values cached before the wait
+__attribute__((__always_inline__)) static inline void __pipeline_commit() { __emu_pipeline_commit(); }
+__attribute__((__always_inline__)) static inline void __pipeline_wait_prior(__SIZE_TYPE__ __prior) {
+  __emu_pipeline_wait_prior(__prior);
+  __emu_fence();  // the landed bytes are read from memory, not from values cached before the wait
 }

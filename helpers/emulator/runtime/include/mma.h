@@ -15,6 +15,8 @@
 //   bits; the low 13 bits are dropped, as the tensor cores ignore them) and accumulates in FP32.
 //   __float_to_tf32 rounds to nearest, ties away from zero (cvt.rna.tf32.f32).
 #pragma once
+// A kernel may #define what it likes before including this header, as with NVIDIA's: every
+// name here is CUDA's own (nvcuda::wmma's) or reserved (__x), and nothing from std:: is used.
 
 namespace nvcuda {
 namespace wmma {
@@ -29,136 +31,143 @@ namespace precision {
 struct tf32 {};
 }
 
-template <class Use, int M, int N, int K, class T, class Layout = void>
+template <class __Use, int __M, int __N, int __K, class __T, class __Layout = void>
 class fragment {
-  static_assert(M == 16 && N == 16 && K == 8,
+  static_assert(__M == 16 && __N == 16 && __K == 8,
                 "the CPU emulator's wmma has only the TF32 shape m16n16k8 (stage 10)");
-  static_assert(std::is_same<Use, accumulator>::value ? std::is_same<T, float>::value
-                                                      : std::is_same<T, precision::tf32>::value,
+  static_assert(__emu_same<__Use, accumulator> ? __emu_same<__T, float> : __emu_same<__T, precision::tf32>,
                 "the CPU emulator's wmma has TF32 matrix_a/matrix_b fragments and float accumulators");
 
  public:
   typedef float element_type;
   typedef float storage_element_type;
-  enum { num_elements = std::is_same<Use, accumulator>::value ? 8 : 4 };
+  enum { num_elements = __emu_same<__Use, accumulator> ? 8 : 4 };
   float x[num_elements];
 };
 
-__attribute__((always_inline)) static inline float __float_to_tf32(float in) {
-  unsigned u;
-  std::memcpy(&u, &in, 4);
-  if ((u & 0x7f800000u) != 0x7f800000u) u = (u + 0x1000u) & 0xffffe000u;  // NaN and Inf stay
-  float out;
-  std::memcpy(&out, &u, 4);
-  return out;
+__attribute__((__always_inline__)) static inline float __float_to_tf32(float __in) {
+  unsigned __u;
+  __builtin_memcpy(&__u, &__in, 4);
+  if ((__u & 0x7f800000u) != 0x7f800000u) __u = (__u + 0x1000u) & 0xffffe000u;  // NaN and Inf stay
+  float __out;
+  __builtin_memcpy(&__out, &__u, 4);
+  return __out;
 }
 
-namespace detail {
-static inline float tf32_bits(float v) {  // what the tensor cores read of an input
-  unsigned u;
-  std::memcpy(&u, &v, 4);
-  u &= 0xffffe000u;
-  std::memcpy(&v, &u, 4);
-  return v;
+namespace __emu_wmma {
+static inline float __tf32_bits(float __v) {  // what the tensor cores read of an input
+  unsigned __u;
+  __builtin_memcpy(&__u, &__v, 4);
+  __u &= 0xffffe000u;
+  __builtin_memcpy(&__v, &__u, 4);
+  return __v;
 }
-static inline unsigned lane() { return __emu_cur->lane; }
+static inline unsigned __lane() { return __emu_lane(); }
 // Row and column of element e of this lane's fragment of each kind (the layout above).
-static inline void a_pos(int e, int& r, int& c) { r = lane() / 4 + 8 * (e & 1); c = lane() % 4 + 4 * (e >> 1); }
-static inline void b_pos(int e, int& r, int& c) { r = lane() % 4 + 4 * (e & 1); c = lane() / 4 + 8 * (e >> 1); }
-static inline void c_pos(int e, int& r, int& c) {
-  r = lane() / 4 + 8 * ((e >> 1) & 1);
-  c = 2 * (lane() % 4) + (e & 1) + 8 * (e >> 2);
+static inline void __a_pos(int __e, int& __r, int& __c) {
+  __r = __lane() / 4 + 8 * (__e & 1);
+  __c = __lane() % 4 + 4 * (__e >> 1);
 }
-static inline void check(const void* p, unsigned ldm, const char* what, int line) {
-  if (reinterpret_cast<uintptr_t>(p) % 32 != 0 || ldm % 4 != 0) __emu_wmma_misuse(what, line);
+static inline void __b_pos(int __e, int& __r, int& __c) {
+  __r = __lane() % 4 + 4 * (__e & 1);
+  __c = __lane() / 4 + 8 * (__e >> 1);
+}
+static inline void __c_pos(int __e, int& __r, int& __c) {
+  __r = __lane() / 4 + 8 * ((__e >> 1) & 1);
+  __c = 2 * (__lane() % 4) + (__e & 1) + 8 * (__e >> 2);
+}
+static inline void __check(const void* __p, unsigned __ldm, const char* __what, int __line) {
+  if (reinterpret_cast<__UINTPTR_TYPE__>(__p) % 32 != 0 || __ldm % 4 != 0) __emu_wmma_misuse(__what, __line);
 }
 // The warp's fragments meet here for mma_sync: each lane writes its elements, the warp
 // synchronizes, each lane computes its own elements of D, and the warp synchronizes again
 // before the next mma_sync may overwrite them. One slot per warp of the block.
-struct Exchange {
-  float a[16][8], b[8][16], c[16][16];
+struct __exchange_slots {
+  float __a[16][8], __b[8][16], __c[16][16];
 };
-__attribute__((no_sanitize("address"))) static inline Exchange& exchange() {
-  static Exchange slots[32];
-  return slots[__emu_cur->warp];
+__attribute__((__no_sanitize__("address"))) static inline __exchange_slots& __exchange() {
+  static __exchange_slots __slots[32];
+  return __slots[__emu_warp()];
 }
-}  // namespace detail
+}  // namespace __emu_wmma
 
-template <class Use, class T, class L>
-__attribute__((always_inline)) static inline void fill_fragment(fragment<Use, 16, 16, 8, T, L>& f, float v) {
-  for (int e = 0; e < f.num_elements; ++e) f.x[e] = v;
+template <class __Use, class __T, class __L>
+__attribute__((__always_inline__)) static inline void fill_fragment(fragment<__Use, 16, 16, 8, __T, __L>& __f,
+                                                                    float __v) {
+  for (int __e = 0; __e < __f.num_elements; ++__e) __f.x[__e] = __v;
 }
 
 // load_matrix_sync, store_matrix_sync and mma_sync are macros that add the caller's line, for
 // messages; the functions are always_inline, so the trace names the kernel's line of each access.
-#define EMU_WMMA_CHECK(p, ldm, what) \
-  detail::check(p, ldm, what " needs a 32-byte aligned pointer and ldm a multiple of 4 floats", line)
+#define __EMU_WMMA_CHECK(__p, __ldm, __what) \
+  __emu_wmma::__check(__p, __ldm, __what " needs a 32-byte aligned pointer and ldm a multiple of 4 floats", __line)
 
-template <class L>
-__attribute__((always_inline)) static inline void __emu_load_matrix_sync(
-    int line, fragment<matrix_a, 16, 16, 8, precision::tf32, L>& f, const float* p, unsigned ldm) {
-  EMU_WMMA_CHECK(p, ldm, "wmma::load_matrix_sync (matrix_a)");
-  __emu_syncwarp(0xffffffffu, line);  // warp-collective
-  for (int e = 0; e < 4; ++e) {
-    int r, c;
-    detail::a_pos(e, r, c);
-    f.x[e] = std::is_same<L, row_major>::value ? p[r * ldm + c] : p[c * ldm + r];
+template <class __L>
+__attribute__((__always_inline__)) static inline void __emu_load_matrix_sync(
+    int __line, fragment<matrix_a, 16, 16, 8, precision::tf32, __L>& __f, const float* __p, unsigned __ldm) {
+  __EMU_WMMA_CHECK(__p, __ldm, "wmma::load_matrix_sync (matrix_a)");
+  __emu_syncwarp(0xffffffffu, __line);  // warp-collective
+  for (int __e = 0; __e < 4; ++__e) {
+    int __r, __c;
+    __emu_wmma::__a_pos(__e, __r, __c);
+    __f.x[__e] = __emu_same<__L, row_major> ? __p[__r * __ldm + __c] : __p[__c * __ldm + __r];
   }
 }
 
-template <class L>
-__attribute__((always_inline)) static inline void __emu_load_matrix_sync(
-    int line, fragment<matrix_b, 16, 16, 8, precision::tf32, L>& f, const float* p, unsigned ldm) {
-  EMU_WMMA_CHECK(p, ldm, "wmma::load_matrix_sync (matrix_b)");
-  __emu_syncwarp(0xffffffffu, line);
-  for (int e = 0; e < 4; ++e) {
-    int r, c;
-    detail::b_pos(e, r, c);
-    f.x[e] = std::is_same<L, row_major>::value ? p[r * ldm + c] : p[c * ldm + r];
+template <class __L>
+__attribute__((__always_inline__)) static inline void __emu_load_matrix_sync(
+    int __line, fragment<matrix_b, 16, 16, 8, precision::tf32, __L>& __f, const float* __p, unsigned __ldm) {
+  __EMU_WMMA_CHECK(__p, __ldm, "wmma::load_matrix_sync (matrix_b)");
+  __emu_syncwarp(0xffffffffu, __line);
+  for (int __e = 0; __e < 4; ++__e) {
+    int __r, __c;
+    __emu_wmma::__b_pos(__e, __r, __c);
+    __f.x[__e] = __emu_same<__L, row_major> ? __p[__r * __ldm + __c] : __p[__c * __ldm + __r];
   }
 }
 
-__attribute__((always_inline)) static inline void __emu_load_matrix_sync(
-    int line, fragment<accumulator, 16, 16, 8, float>& f, const float* p, unsigned ldm, layout_t layout) {
-  EMU_WMMA_CHECK(p, ldm, "wmma::load_matrix_sync (accumulator)");
-  __emu_syncwarp(0xffffffffu, line);
-  for (int e = 0; e < 8; ++e) {
-    int r, c;
-    detail::c_pos(e, r, c);
-    f.x[e] = layout == mem_row_major ? p[r * ldm + c] : p[c * ldm + r];
+__attribute__((__always_inline__)) static inline void __emu_load_matrix_sync(
+    int __line, fragment<accumulator, 16, 16, 8, float>& __f, const float* __p, unsigned __ldm, layout_t __layout) {
+  __EMU_WMMA_CHECK(__p, __ldm, "wmma::load_matrix_sync (accumulator)");
+  __emu_syncwarp(0xffffffffu, __line);
+  for (int __e = 0; __e < 8; ++__e) {
+    int __r, __c;
+    __emu_wmma::__c_pos(__e, __r, __c);
+    __f.x[__e] = __layout == mem_row_major ? __p[__r * __ldm + __c] : __p[__c * __ldm + __r];
   }
 }
 
-__attribute__((always_inline)) static inline void __emu_store_matrix_sync(
-    int line, float* p, const fragment<accumulator, 16, 16, 8, float>& f, unsigned ldm, layout_t layout) {
-  EMU_WMMA_CHECK(p, ldm, "wmma::store_matrix_sync");
-  __emu_syncwarp(0xffffffffu, line);
-  for (int e = 0; e < 8; ++e) {
-    int r, c;
-    detail::c_pos(e, r, c);
-    (layout == mem_row_major ? p[r * ldm + c] : p[c * ldm + r]) = f.x[e];
+__attribute__((__always_inline__)) static inline void __emu_store_matrix_sync(
+    int __line, float* __p, const fragment<accumulator, 16, 16, 8, float>& __f, unsigned __ldm, layout_t __layout) {
+  __EMU_WMMA_CHECK(__p, __ldm, "wmma::store_matrix_sync");
+  __emu_syncwarp(0xffffffffu, __line);
+  for (int __e = 0; __e < 8; ++__e) {
+    int __r, __c;
+    __emu_wmma::__c_pos(__e, __r, __c);
+    (__layout == mem_row_major ? __p[__r * __ldm + __c] : __p[__c * __ldm + __r]) = __f.x[__e];
   }
 }
 
-template <class LA, class LB>
-__attribute__((noinline, no_sanitize("address"))) static void __emu_mma_sync(
-    int line, fragment<accumulator, 16, 16, 8, float>& d, const fragment<matrix_a, 16, 16, 8, precision::tf32, LA>& a,
-    const fragment<matrix_b, 16, 16, 8, precision::tf32, LB>& b, const fragment<accumulator, 16, 16, 8, float>& c) {
-  detail::Exchange& x = detail::exchange();
-  int r, col;
-  __emu_syncwarp(0xffffffffu, line);  // every lane has finished reading the previous exchange
-  for (int e = 0; e < 4; ++e) detail::a_pos(e, r, col), x.a[r][col] = detail::tf32_bits(a.x[e]);
-  for (int e = 0; e < 4; ++e) detail::b_pos(e, r, col), x.b[r][col] = detail::tf32_bits(b.x[e]);
-  for (int e = 0; e < 8; ++e) detail::c_pos(e, r, col), x.c[r][col] = c.x[e];
-  __emu_syncwarp(0xffffffffu, line);  // every lane's elements are in
-  for (int e = 0; e < 8; ++e) {
-    detail::c_pos(e, r, col);
-    float acc = x.c[r][col];
-    for (int k = 0; k < 8; ++k) acc = std::fma(x.a[r][k], x.b[k][col], acc);
-    d.x[e] = acc;
+template <class __LA, class __LB>
+__attribute__((noinline, __no_sanitize__("address"))) static void __emu_mma_sync(
+    int __line, fragment<accumulator, 16, 16, 8, float>& __d, const fragment<matrix_a, 16, 16, 8, precision::tf32, __LA>& __a,
+    const fragment<matrix_b, 16, 16, 8, precision::tf32, __LB>& __b, const fragment<accumulator, 16, 16, 8, float>& __c) {
+  using namespace __emu_wmma;
+  __exchange_slots& __x = __exchange();
+  int __r, __col;
+  __emu_syncwarp(0xffffffffu, __line);  // every lane has finished reading the previous exchange
+  for (int __e = 0; __e < 4; ++__e) __a_pos(__e, __r, __col), __x.__a[__r][__col] = __tf32_bits(__a.x[__e]);
+  for (int __e = 0; __e < 4; ++__e) __b_pos(__e, __r, __col), __x.__b[__r][__col] = __tf32_bits(__b.x[__e]);
+  for (int __e = 0; __e < 8; ++__e) __c_pos(__e, __r, __col), __x.__c[__r][__col] = __c.x[__e];
+  __emu_syncwarp(0xffffffffu, __line);  // every lane's elements are in
+  for (int __e = 0; __e < 8; ++__e) {
+    __c_pos(__e, __r, __col);
+    float __acc = __x.__c[__r][__col];
+    for (int __k = 0; __k < 8; ++__k) __acc = __builtin_fmaf(__x.__a[__r][__k], __x.__b[__k][__col], __acc);
+    __d.x[__e] = __acc;
   }
 }
-#undef EMU_WMMA_CHECK
+#undef __EMU_WMMA_CHECK
 #define load_matrix_sync(...) __emu_load_matrix_sync(__LINE__, __VA_ARGS__)
 #define store_matrix_sync(...) __emu_store_matrix_sync(__LINE__, __VA_ARGS__)
 #define mma_sync(...) __emu_mma_sync(__LINE__, __VA_ARGS__)

@@ -18,41 +18,43 @@
 // - The tensor cores' reads of shared memory are not a thread's loads: traces leave them out.
 #pragma once
 
+// Names other than the course header's are reserved (__x): a kernel's own macros above the
+// #include stay out.
 extern "C" {
-unsigned long long __emu_wgmma_desc_sw128(const float* tile);
-void __emu_wgmma_fence(int line);
-void __emu_wgmma_commit_group(int line);
-void __emu_wgmma_wait_group(int pending, int line);
-void __emu_wgmma_m64k8_tf32(float* d, const float* a, int n, unsigned long long desc, int line);
+unsigned long long __emu_wgmma_desc_sw128(const float* __tile);
+void __emu_wgmma_fence(int __line);
+void __emu_wgmma_commit_group(int __line);
+void __emu_wgmma_wait_group(int __pending, int __line);
+void __emu_wgmma_m64k8_tf32(float* __d, const float* __a, int __n, unsigned long long __desc, int __line);
 }
 
 // The calls keep wgmma.cuh's syntax, template arguments included (wgmma_wait_group<1>()), and
 // pass the caller's line: each name is a member of an object that holds it. The runtime's
 // functions are opaque to the compiler, so no memory they may touch is cached across them.
 struct __emu_wgmma_site {
-  int line;
-  void fence() const { __emu_wgmma_fence(line); }
-  void commit_group() const { __emu_wgmma_commit_group(line); }
-  template <int PENDING>
-  void wait_group() const {
-    static_assert(PENDING >= 0, "wgmma_wait_group<PENDING>: PENDING is a number of groups, at least 0");
-    __emu_wgmma_wait_group(PENDING, line);
+  int __line;
+  void __fence() const { __emu_wgmma_fence(__line); }
+  void __commit_group() const { __emu_wgmma_commit_group(__line); }
+  template <int __PENDING>
+  void __wait_group() const {
+    static_assert(__PENDING >= 0, "wgmma_wait_group<PENDING>: PENDING is a number of groups, at least 0");
+    __emu_wgmma_wait_group(__PENDING, __line);
   }
-  template <int N>
-  void m64k8_tf32(float (&d)[N / 2], const float (&a)[4], unsigned long long b) const {
-    static_assert(N % 8 == 0 && N >= 8 && N <= 256, "wgmma_m64k8_tf32<N>: N is a multiple of 8 from 8 to 256");
-    __emu_wgmma_m64k8_tf32(d, a, N, b, line);
+  template <int __N>
+  void __m64k8_tf32(float (&__d)[__N / 2], const float (&__a)[4], unsigned long long __b) const {
+    static_assert(__N % 8 == 0 && __N >= 8 && __N <= 256, "wgmma_m64k8_tf32<N>: N is a multiple of 8 from 8 to 256");
+    __emu_wgmma_m64k8_tf32(__d, __a, __N, __b, __line);
   }
 };
-static inline __emu_wgmma_site __emu_wgmma_at(int line) { return {line}; }
+static inline __emu_wgmma_site __emu_wgmma_at(int __line) { return {__line}; }
 
-#define wgmma_fence __emu_wgmma_at(__LINE__).fence
-#define wgmma_commit_group __emu_wgmma_at(__LINE__).commit_group
-#define wgmma_wait_group __emu_wgmma_at(__LINE__).wait_group
-#define wgmma_m64k8_tf32 __emu_wgmma_at(__LINE__).m64k8_tf32
+#define wgmma_fence __emu_wgmma_at(__LINE__).__fence
+#define wgmma_commit_group __emu_wgmma_at(__LINE__).__commit_group
+#define wgmma_wait_group __emu_wgmma_at(__LINE__).__wait_group
+#define wgmma_m64k8_tf32 __emu_wgmma_at(__LINE__).__m64k8_tf32
 
 // A thread's fence between its own writes to shared memory and the tensor cores' reads (not
 // collective on a GPU either). The emulator's products read shared memory as it is at completion.
-static inline void fence_proxy_async_shared() { EMU_FENCE(); }
+static inline void fence_proxy_async_shared() { __emu_fence(); }
 
-static inline unsigned long long wgmma_desc_sw128(const float* tile) { return __emu_wgmma_desc_sw128(tile); }
+static inline unsigned long long wgmma_desc_sw128(const float* __tile) { return __emu_wgmma_desc_sw128(__tile); }

@@ -1,0 +1,89 @@
+"""Write it yourself: in a stage's notebook the learner writes the stage's kernel, and the course's
+own instruments judge it (issue "Write it yourself").
+
+In a notebook:
+
+    from helpers import write_it
+    write_it.enable()                 # the %%kernel cell magic (or: %load_ext helpers.course.write_it)
+
+    %%kernel 03                       # the next cell: the starter, which the learner completes; running the
+    ...                               # cell saves it to my_kernels/03.cu and checks it at once
+
+    write_it.contract("03")           # the contract, as the notebook states it
+    write_it.load("03")               # the saved source (it survives a restart)
+    write_it.check("03", "my.cu")     # any file; a Verdict, whose last line is the verdict
+
+On the command line: `python -m helpers exercise list | starter ID | check ID FILE.cu [--backend cpu|gpu]
+| solution ID`.
+
+The check (helpers.course.write_it.judge) stops at the first failure and names the cause, the
+learner's line and one hint: the contract (name, signature), NVRTC, the stage's odd-shape catalogue
+against float64 (C full of NaN where beta = 0), out-of-bounds accesses, barriers and races, the
+stage's lesson measured from the learner's own trace, and on a GPU the time beside the course's
+kernel and cuBLAS. A source that still holds TODO blocks and fails is "not done yet".
+
+Adding an exercise (stages 04-10 each get one): three files, nothing else to edit.
+
+1. helpers/course/write_it/stageNN.py (the registry finds every stageNN.py; stageNNb.py for a second
+   exercise of a stage) defines
+
+       EXERCISE = Exercise(
+           id="04", stage="04", kernel="sgemm_1d", title="1D thread tiling",
+           launch=Launch(block=(512,), per_block=(64, 64)),      # grid (ceil(N/64), ceil(M/64))
+           rules=("each thread computes 8 consecutive rows of one column of C", ...),
+           lesson=lessons.loads_once(...) or your own function (trace, M, N, K) -> Lesson,
+           lesson_text="what the lesson check measures, one line",
+           course_kernel="04_1d_thread_tiling", course_config={...})   # the registered kernel timed beside it
+
+   Optional fields: sizes (text), shapes (default verify.CATALOGUE), lesson_size (traced for the lesson,
+   block 0; multiples of every tile) and race_size (traced for races; first, middle and last block).
+   A lesson of your own goes in lessons.py if another stage may use it, else in stageNN.py.
+2. starters/NN.cu: the kernel with the stage's idea left as blocks marked `// TODO n: ...`; it must
+   compile and run (the notebook's cell runs it and gets "not done yet").
+3. solutions/NN.cu: the same file with the TODO blocks written (the teacher's folder: student copies
+   of the course leave solutions/ out).
+
+Then the notebook: a "Your turn" section in its Exercises part with `write_it.contract("NN")`'s text,
+`write_it.enable()` and a `%%kernel NN` cell holding starters/NN.cu exactly (tests/course/
+test_write_it.py checks each registered exercise: the solution passes, the starter does not, the
+solution without its __syncthreads() does not, and the notebook states the contract and holds the starter).
+"""
+
+from __future__ import annotations
+
+from helpers.core.markdown import Markdown
+from helpers.course.write_it.judge import judge
+from helpers.course.write_it.exercise import Exercise, Launch, Lesson
+from helpers.course.write_it.magic import enable, folder, load, run_cell, save, saved_path
+from helpers.course.write_it.registry import EXERCISES, ExerciseError, exercise, exercises
+from helpers.course.write_it.verdict import Verdict
+
+__all__ = ["EXERCISES", "Exercise", "ExerciseError", "Launch", "Lesson", "Verdict", "check", "contract", "enable",
+           "exercise", "exercises", "folder", "load", "load_ipython_extension", "run_cell", "save", "saved_path",
+           "solution", "starter"]
+
+
+def check(exercise_id, path=None) -> Verdict:
+    """Checks the kernel in `path` (default: the one the %%kernel cell saved) against the exercise."""
+    return judge(exercise_id, saved_path(exercise_id) if path is None else path)
+
+
+def contract(exercise_id) -> Markdown:
+    return Markdown(exercise(exercise_id).contract())
+
+
+def starter(exercise_id) -> str:
+    return exercise(exercise_id).starter_path.read_text()
+
+
+def solution(exercise_id) -> str:
+    path = exercise(exercise_id).solution_path
+    if not path.is_file():
+        raise ExerciseError(f"this copy of the course holds no solutions ({path.parent} is not there): "
+                            f"a teacher's copy does.")
+    return path.read_text()
+
+
+def load_ipython_extension(shell) -> None:
+    """`%load_ext helpers.course.write_it` registers the %%kernel cell magic."""
+    enable(shell)

@@ -1,0 +1,124 @@
+"""Reading what went wrong: the learner's line and a hint, from NVRTC's log, from the emulator's
+runtime errors and from a wrong result; and the kernel's signature against the contract."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from helpers.core.kernel_source import strip_comments
+from helpers.course.write_it.exercise import SIGNATURE, Exercise
+from helpers.measure import verify
+
+# "my_kernels/03.cu:12: error: ..." (NVRTC, as the backends show it) or "...cu:12:5: error: ..." (g++)
+_ERROR = re.compile(r"(?m)^(?P<file>\S+?\.cu):(?P<line>\d+):(?:\d+:)? (?:fatal )?error: (?P<msg>.+)$")
+# "  at my_kernels/03.cu:14:  As[ty][tx] = ..." (the emulator's runtime errors)
+_AT = re.compile(r"\bat (?P<file>\S+?\.cu):(?P<line>\d+):")
+_KERNEL = re.compile(r"(?P<extern>extern\s+\"C\"\s+)?__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+"
+                     r"(?:__launch_bounds__\s*\([^)]*\)\s*)?(?P<name>\w+)\s*\((?P<params>[^)]*)\)")
+
+# Functions of the host's C library a learner may reach for: NVRTC knows none of them in a kernel.
+HOST_FUNCTIONS = ("system", "fopen", "fclose", "fprintf", "fwrite", "fread", "exit", "abort", "getenv", "rand",
+                  "srand", "time", "sleep", "usleep", "scanf", "puts", "std::cout", "cout")
+HOST_HINT = ("a kernel runs on the GPU and can call only __device__ functions: no system(), fopen() or other "
+             "functions of the host's C library (printf is the exception).")
+COMPILE_HINTS = (   # NVRTC's words -> what to do
+    (r'identifier "(?:' + "|".join(HOST_FUNCTIONS) + r')" is undefined', HOST_HINT),
+    (r"is undefined", "declare it before this line, or check its spelling (CUDA is case-sensitive)."),
+    (r"execution space|__host__ function|host function", HOST_HINT),
+    (r'expected a "[;)\]}]"', "a ; or a closing bracket is missing on this line or the one before."),
+    (r"too (?:few|many) arguments", "compare the call with the function's declaration."),
+    (r"cannot be assigned|must be a modifiable lvalue|const", "a const value or a const float* array cannot be "
+                                                              "written: A and B are read-only, C is the output."),
+    (r"no instance of|no suitable conversion|cannot be used to initialize",
+     "the types do not match: the course's matrices are float, the sizes int."),
+)
+
+
+def first_compile_error(message: str, path: Path) -> tuple[int | None, str]:
+    """(line, NVRTC's or g++'s words) of the first error in `path`; (None, the message) if none is found."""
+    for m in _ERROR.finditer(message):
+        if Path(m.group("file")).name == path.name:
+            return int(m.group("line")), m.group("msg").strip()
+    return None, message.strip().splitlines()[-1] if message.strip() else "the compiler refused the kernel"
+
+
+def compile_hint(words: str) -> str:
+    for pattern, hint in COMPILE_HINTS:
+        if re.search(pattern, words):
+            return hint
+    return "read the compiler's words above: they name what it expected on that line."
+
+
+def runtime_error(message: str, path: Path) -> tuple[int | None, str, str]:
+    """(line, cause, fix) from the emulator's message for an out-of-bounds access, a barrier, a crash."""
+    lines = [ln for ln in message.splitlines() if ln.strip()]
+    m = next((m for m in _AT.finditer(message) if Path(m.group("file")).name == path.name), None)
+    fix = next((ln.strip()[len("Fix:"):].strip() for ln in lines if ln.strip().startswith("Fix:")), "")
+    return (int(m.group("line")) if m else None), (lines[0] if lines else message), fix
+
+
+def _normal_type(param: str) -> str:
+    words = re.findall(r"\w+|\*", param.replace("__restrict__", " ").replace("__restrict", " "))
+    if len(words) > 1 and words[-1] != "*" and words[-1] not in ("int", "float"):
+        words = words[:-1]                         # the parameter's name
+    const = "const " if "const" in words else ""
+    words = [w for w in words if w != "const"]
+    return const + " ".join(w for w in words if w != "*") + "*" * words.count("*")
+
+
+def signature_problem(ex: Exercise, text: str) -> tuple[int | None, str, str] | None:
+    """(line, cause, hint) where the file's kernel breaks the contract's name or signature, else None."""
+    code = strip_comments(text)
+    kernels = list(_KERNEL.finditer(code))
+    ours = [m for m in kernels if m.group("name") == ex.kernel]
+    want = ex.signature()
+    if not ours:
+        found = ", ".join(m.group("name") for m in kernels) or "none"
+        return (None, f"no __global__ kernel named {ex.kernel} (found: {found})",
+                f"the contract's kernel is `{want}`.")
+    m = ours[0]
+    line = code.count("\n", 0, m.start()) + 1
+    params = [p.strip() for p in m.group("params").split(",") if p.strip()]
+    got = [_normal_type(p) for p in params]
+    expected = [t for t, _ in SIGNATURE]
+    if got != expected:
+        return (line, f"{ex.kernel} takes ({', '.join(got)}); the contract says ({', '.join(expected)})",
+                f"declare it exactly as `{want}`.")
+    if not m.group("extern"):
+        return (line, f"{ex.kernel} is not extern \"C\"", 'write `extern "C"` before `__global__`: the kernel keeps '
+                                                           'its plain name, which is how the course finds it.')
+    return None
+
+
+_TODO = re.compile(r"//\s*TODO\b")
+
+
+def todo_lines(text: str) -> tuple[int, ...]:
+    """The lines that open a TODO block (`// TODO n: ...`) of a starter."""
+    return tuple(i for i, line in enumerate(text.splitlines(), 1) if _TODO.search(line))
+
+
+def shape_words(s: verify.Shape) -> str:
+    return s.name if s.name == s.dims else f"{s.name} ({s.dims})"
+
+
+def wrong_hint(check: verify.Check, passed: list[verify.Check]) -> str:
+    """One hint for a wrong result, from which shape failed and how."""
+    s = check.shape
+    size = s.M * s.N
+    if s.beta == 0 and check.nan and passed:
+        return ("with beta = 0 the kernel must not read C: C holds NaN here, as the BLAS contract allows, and "
+                "0 * NaN is NaN. Write alpha * acc alone when beta == 0.")
+    if check.unwritten == size:
+        return "no element of C was written: the kernel must store alpha * acc + beta * C[row][col] to C."
+    if check.unwritten:
+        return (f"{check.unwritten} of the {size} elements of C were never written: each element needs its thread; "
+                "check how row and col are computed and the test that keeps threads inside C.")
+    if check.nan:
+        return ("NaN in C: a value was read before anything was written to it (shared memory starts as NaN on "
+                "the emulator, as garbage on a GPU): look at the tile loads and at the barriers.")
+    if passed:
+        return (f"the shapes before it pass; {s.dims} is not a multiple of the tile: where a tile reaches past M, "
+                f"N or K, its elements must be 0 (and only threads inside C store).")
+    return "even this small shape is wrong: check the products (A[row][k] * B[k][col]), alpha and beta."

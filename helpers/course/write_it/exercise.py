@@ -1,0 +1,101 @@
+"""What one "write it yourself" exercise is: its contract (the kernel's name and signature, the
+launch geometry as a function of M, N, K, the sizes that must work, the stage's own rules), its
+starter and solution files, the lesson its check measures, and the course kernel it is timed beside."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from helpers.measure import verify
+from helpers.measure.trace import Trace
+
+HERE = Path(__file__).resolve().parent
+STARTERS = HERE / "starters"        # handed out: what the notebook's %%kernel cell holds
+SOLUTIONS = HERE / "solutions"      # the teacher's: a student copy of the course leaves this folder out
+
+# The course signature, parameter by parameter (types as the check compares them, and names).
+SIGNATURE = (("int", "M"), ("int", "N"), ("int", "K"), ("float", "alpha"), ("const float*", "A"),
+             ("const float*", "B"), ("float", "beta"), ("float*", "C"))
+
+
+def signature_text(kernel: str) -> str:
+    params = ", ".join(f"{t} {n}" for t, n in SIGNATURE)
+    return f'extern "C" __global__ void {kernel}({params})'
+
+
+@dataclass(frozen=True)
+class Launch:
+    """A fixed block, and a grid that covers C: each block computes `per_block` = (columns, rows) of C."""
+    block: tuple[int, ...]
+    per_block: tuple[int, int]
+
+    def grid(self, M: int, N: int, K: int) -> tuple[int, int, int]:
+        cols, rows = self.per_block
+        return (-(-N // cols), -(-M // rows), 1)
+
+    def text(self) -> str:
+        cols, rows = self.per_block
+        block = f"({', '.join(map(str, self.block))})" if len(self.block) > 1 else str(self.block[0])
+        return f"block {block} and grid (ceil(N/{cols}), ceil(M/{rows}))"
+
+
+@dataclass(frozen=True)
+class Lesson:
+    """What a check measured of the stage's lesson in the learner's own trace."""
+    ok: bool
+    measured: tuple[str, ...]           # the numbers, one line each
+    cause: str = ""                     # where not ok: what the trace shows
+    line: int | None = None             # the learner's line it points at
+    hint: str = ""
+    numbers: dict = field(default_factory=dict)
+
+
+# lesson(trace of block 0 at lesson_size, M, N, K) -> Lesson
+LessonCheck = Callable[[Trace, int, int, int], Lesson]
+
+
+@dataclass(frozen=True)
+class Exercise:
+    id: str                        # "03": python -m helpers exercise check 03 FILE.cu, %%kernel 03
+    stage: str                     # the stage (helpers.core.stages) whose notebook holds it
+    kernel: str                    # the __global__ function's name (extern "C")
+    title: str                     # "shared-memory tiling"
+    launch: Launch
+    rules: tuple[str, ...]         # the stage's own terms of the contract, one line each
+    lesson: LessonCheck
+    lesson_text: str               # what the lesson check asks, for the notebook and `exercise list`
+    course_kernel: str             # the registered variant a GPU times it beside
+    course_config: dict = field(default_factory=dict)   # its configuration ({}: its default)
+    sizes: str = "any M, N, K ≥ 1"
+    shapes: tuple[verify.Shape, ...] = verify.CATALOGUE
+    lesson_size: tuple[int, int, int] = (64, 64, 64)    # traced for the lesson: block 0
+    race_size: tuple[int, int, int] = (67, 61, 53)      # traced for races: first, middle and last block
+
+    @property
+    def starter_path(self) -> Path:
+        return STARTERS / f"{self.id}.cu"
+
+    @property
+    def solution_path(self) -> Path:
+        return SOLUTIONS / f"{self.id}.cu"
+
+    def signature(self) -> str:
+        return signature_text(self.kernel)
+
+    def contract(self) -> str:
+        """The contract as every notebook states it (Markdown)."""
+        lines = [f"**Exercise {self.id} · {self.title}.** Write this kernel:",
+                 "",
+                 f"- `{self.signature()}`",
+                 "- row-major: A is M × K, B is K × N, C is M × N; C = alpha·A·B + beta·C, and with beta = 0, "
+                 "C is not read (it may hold NaN)",
+                 *(f"- {rule}" for rule in self.rules),
+                 f"- launched with {self.launch.text()}",
+                 f"- correct for {self.sizes}"]
+        return "\n".join(lines)
+
+    def summary(self) -> str:
+        """One line: id, stage, kernel, launch shape (python -m helpers exercise list)."""
+        return f"{self.id}  stage {self.stage}  {self.kernel:<22} {self.launch.text()}  ({self.title})"

@@ -1,0 +1,228 @@
+"""The check of an exercise, on the backend in use, stopping at the first failure:
+
+    contract  the kernel's name and signature (extern "C", the course's eight parameters)
+    compiles  NVRTC compiles it (the CPU emulator asks NVRTC first, then builds it): its message, at your line
+    correct   every shape of the stage's catalogue, fresh random data, float64 reference, C poisoned with NaN
+              where beta = 0 (helpers.measure.verify)
+    safe      no out-of-bounds access, divergent barrier or crash (the emulator stops them with thread and
+              line) and, in a trace of the first, a middle and the last block, no race and no read of
+              unwritten shared memory (helpers.measure.memory)
+    lesson    the stage's lesson measured from the trace of your kernel (helpers.course.write_it.lessons)
+    timing    on a GPU: your kernel, the course's and cuBLAS at 2048³ (helpers.measure.bench)
+
+A pass reports what each step measured. A source that still holds TODO blocks and fails is "not done
+yet", not an error: a notebook's starter cell runs clean.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from helpers.core import stages
+from helpers.core.errors import CourseError, KernelCompileError, KernelRuntimeError, UnsupportedFeatureError
+from helpers.core.kernel_source import KernelSource
+from helpers.course.write_it import diagnose
+from helpers.course.write_it.exercise import Exercise
+from helpers.course.write_it.registry import exercise as find
+from helpers.course.write_it.verdict import Verdict
+from helpers.measure import bench, memory, trace, verify
+from helpers.run import backend
+from helpers.run.gemm import launch_args
+from helpers.run.kernel_loader import Kernel, load_kernel
+
+TIME_SIZE = 2048      # M = N = K of the GPU timing
+TIME_REPEAT = 20
+
+
+def judge(exercise_id, path, where: str | None = None, time_size: int = TIME_SIZE, seed: int | None = None) -> Verdict:
+    """Checks the kernel in the .cu file `path` against exercise `exercise_id` on the backend in use.
+    `where` names the source in messages ("your cell"; default: the file's path)."""
+    ex = find(exercise_id)
+    source = KernelSource.read(path)
+    v = Verdict(ex.id, ex.kernel, where or source.display_path, _backend_words(),
+                todo_lines=diagnose.todo_lines(source.text))
+    problem = diagnose.signature_problem(ex, source.text)
+    if problem:
+        line, cause, hint = problem
+        return v.fail("contract", cause, hint, line, source.line(line) if line else "")
+    v.passed("contract", ex.signature())
+    kernel = _compile(ex, source, v)
+    if kernel is None:
+        return v
+    rng = np.random.default_rng(seed)
+    if not _correct(ex, source, kernel, v, rng) or not _safe(ex, source, v, rng) or not _lesson(ex, source, v, rng):
+        return v
+    _timing(ex, kernel, v, time_size)
+    return v
+
+
+def _backend_words() -> str:
+    if backend.name() == "gpu":
+        return f"GPU ({backend.current().device_info().name})"
+    return "CPU emulator"
+
+
+def _compile(ex: Exercise, source: KernelSource, v: Verdict) -> Kernel | None:
+    try:
+        kernel = load_kernel(source.path, ex.kernel)
+    except (KernelCompileError, UnsupportedFeatureError) as e:
+        line, words = diagnose.first_compile_error(str(e), source.path)
+        hint = diagnose.compile_hint(words) if isinstance(e, KernelCompileError) else str(e).splitlines()[-1]
+        v.fail("compiles", words if line else str(e).strip().splitlines()[0], hint, line,
+               source.line(line) if line else "", () if line else tuple(str(e).strip().splitlines()[1:8]))
+        return None
+    except CourseError as e:   # no NVRTC or no C++ compiler: the course's setup, not the kernel
+        v.fail("compiles", str(e).splitlines()[0], "see the message: the course's setup (00_setup.ipynb) checks "
+                                                    "the compilers.")
+        return None
+    v.passed("compiles", "NVRTC compiled it for a GPU" + (" and the emulator built it" if backend.name() == "cpu"
+                                                           else ""))
+    return kernel
+
+
+def _operands(s: verify.Shape, rng):
+    verify.check_inputs(s)
+    return verify.random_operands(s, rng)
+
+
+def _run(ex: Exercise, kernel: Kernel, s: verify.Shape, A, B, C0) -> np.ndarray:
+    bk = backend.current()
+    dC = bk.to_device(C0)
+    kernel(ex.launch.grid(s.M, s.N, s.K), ex.launch.block,
+           launch_args(s.M, s.N, s.K, s.alpha, bk.to_device(A), bk.to_device(B), s.beta, dC))
+    return bk.to_host(dC)
+
+
+def _runtime_failure(v: Verdict, source: KernelSource, e: KernelRuntimeError, during: str) -> bool:
+    line, cause, fix = diagnose.runtime_error(str(e), source.path)
+    v.fail("safe", f"{type(e).__name__} {during}: {cause}", fix or "see the message above.", line,
+           source.line(line) if line else "")
+    return False
+
+
+def _correct(ex: Exercise, source: KernelSource, kernel: Kernel, v: Verdict, rng) -> bool:
+    done: list[verify.Check] = []
+    for s in ex.shapes:
+        A, B, C0 = _operands(s, rng)
+        try:
+            C = _run(ex, kernel, s, A, B, C0)
+        except KernelRuntimeError as e:
+            return _runtime_failure(v, source, e, f"on {diagnose.shape_words(s)}")
+        ref, tol = verify.reference(A, B, C0, s.alpha, s.beta)
+        result = verify.compare(C, C0, ref, tol, s, worst=3)
+        if not result.ok:
+            return _wrong(ex, source, v, result, done, rng)
+        done.append(result)
+    worst = max(done, key=lambda c: c.worst_ratio)
+    v.numbers["worst error / tolerance"] = worst.worst_ratio
+    poisoned = [c.shape.dims for c in done if c.shape.beta == 0]
+    v.passed("correct", f"all {len(done)} shapes of the catalogue ({', '.join(c.shape.dims for c in done)}), fresh "
+                        f"random data against float64" + (f"; C full of NaN with beta = 0 on {', '.join(poisoned)}"
+                                                          if poisoned else ""),
+             f"largest error {worst.worst_ratio:.2f} of the tolerance (on {worst.shape.name}, {worst.shape.dims})")
+    return True
+
+
+def _wrong(ex: Exercise, source: KernelSource, v: Verdict, result: verify.Check, done: list, rng) -> bool:
+    """A wrong result: a race or a read of unwritten shared memory is the likelier cause, so look first."""
+    if _races(ex, source, v, rng, also=f"and the result is wrong on {diagnose.shape_words(result.shape)}"):
+        return False
+    details = tuple(line.strip() for line in result.details().splitlines()[1:])
+    v.fail("correct", f"wrong result on {diagnose.shape_words(result.shape)}: {result.wrong} of "
+                      f"{result.shape.M * result.shape.N} elements wrong"
+                      + (f", {result.nan} NaN" if result.nan else "")
+                      + (f", {result.unwritten} never written" if result.unwritten else ""),
+           diagnose.wrong_hint(result, done), details=details)
+    return False
+
+
+def _trace(ex: Exercise, source: KernelSource, size: tuple[int, int, int], blocks, rng) -> trace.Trace:
+    s = verify.Shape("trace", *size)
+    A, B, C = _operands(s, rng)
+    return trace.capture(source.path, ex.kernel, ex.launch.grid(*size), ex.launch.block,
+                         launch_args(*size, s.alpha, A, B, s.beta, C), blocks)
+
+
+def _races(ex: Exercise, source: KernelSource, v: Verdict, rng, also: str = "") -> bool:
+    """Fails the check and returns True where the trace finds a race or an unwritten read."""
+    try:
+        t = _trace(ex, source, ex.race_size, None, rng)
+    except KernelRuntimeError as e:
+        return not _runtime_failure(v, source, e, "while tracing")
+    races, unwritten = memory.races(t), memory.unwritten_reads(t)
+    v.numbers.update({"races": len(races), "unwritten reads": len(unwritten), "traced blocks": t.blocks})
+    tail = f" ({also})" if also else ""
+    if races:
+        r = races[0]
+        (t1, l1, _), (t2, l2, op2) = r.first, r.second
+        v.fail("safe", f"race on {r.array}: thread {t1} writes it at line {l1} and thread {t2} {op2}s it at line "
+                       f"{l2} with no __syncthreads() between them{tail}",
+               "put a __syncthreads() between the two lines: after the tiles are written and before they are read, "
+               "and after they are read and before the next pass overwrites them (the barrier must be reached by "
+               "every thread of the block).", l2, source.line(l2), tuple(str(x) for x in races[1:3]))
+        return True
+    if unwritten:
+        u = unwritten[0]
+        v.fail("safe", f"thread {u.thread} of block {u.block} reads {u.array} (shared word {u.word}) at line {u.line} "
+                       f"before any thread wrote it{tail}",
+               "every element of a shared tile must be written (zeros outside the matrices) and a __syncthreads() "
+               "must come between the writes and the reads.", u.line, source.line(u.line))
+        return True
+    v.numbers["race trace"] = f"blocks {', '.join(map(str, t.blocks))} of {'x'.join(map(str, ex.race_size))}"
+    return False
+
+
+def _safe(ex: Exercise, source: KernelSource, v: Verdict, rng) -> bool:
+    if _races(ex, source, v, rng):
+        return False
+    M, N, K = ex.race_size
+    blocks = ", ".join(map(str, v.numbers["traced blocks"]))
+    v.passed("safe", "no out-of-bounds access, divergent barrier or crash on any shape",
+             f"no race and no read of unwritten shared memory in blocks {blocks} of a {M} × {N} × {K} launch")
+    return True
+
+
+def _lesson(ex: Exercise, source: KernelSource, v: Verdict, rng) -> bool:
+    M, N, K = ex.lesson_size
+    try:
+        t = _trace(ex, source, ex.lesson_size, (0,), rng)
+    except KernelRuntimeError as e:
+        return _runtime_failure(v, source, e, "while tracing")
+    lesson = ex.lesson(t, M, N, K)
+    v.numbers.update(lesson.numbers)
+    if not lesson.ok:
+        v.fail("lesson", lesson.cause, lesson.hint, lesson.line, source.line(lesson.line) if lesson.line else "",
+               lesson.measured)
+        return False
+    v.passed("lesson", f"{ex.lesson_text}:", *lesson.measured)
+    return True
+
+
+def _timing(ex: Exercise, kernel: Kernel, v: Verdict, size: int) -> None:
+    if backend.name() != "gpu":
+        v.skipped("timing", "on a GPU only: the emulator's speed says nothing about a GPU's")
+        return
+    try:
+        _time(ex, kernel, v, size)
+    except CourseError as e:     # the course's kernel cannot run on this GPU, or the memory is short
+        v.skipped("timing", f"not timed: {str(e).splitlines()[0]}")
+
+
+def _time(ex: Exercise, kernel: Kernel, v: Verdict, size: int) -> None:
+    M = N = K = size
+    bench.check_timing(M, N, K, TIME_REPEAT)
+    A, B, C = bench.device_operands(M, N, K)
+    run = kernel.timed_launcher(ex.launch.grid(M, N, K), ex.launch.block, launch_args(M, N, K, 1.0, A, B, 0.0, C))
+    yours = bench.time_call(run, n_repeat=TIME_REPEAT)
+    course = stages.variant(ex.course_kernel)
+    config = course.config(**ex.course_config) if ex.course_config else None
+    theirs, _ = bench.time_variant(course, M, N, K, config, n_repeat=TIME_REPEAT)
+    cublas = bench.time_cublas(M, N, K, n_repeat=TIME_REPEAT)
+    label = f"{course.name} ({(config or course.default_for(backend.arch())).label()})"
+    rows = [("yours", yours), (label, theirs), ("cuBLAS (FP32)", cublas)]
+    width = max(len(name) for name, _ in rows)
+    v.numbers.update({f"{name} TFLOP/s": t.tflops(M, N, K) for name, t in rows})
+    v.passed("timing", f"at {M} × {N} × {K}, median of {TIME_REPEAT}:",
+             *(f"{name:<{width}} {t.median_ms:8.3f} ms {t.tflops(M, N, K):7.2f} TFLOP/s "
+               f"{100 * cublas.median_ms / t.median_ms:6.1f} % of cuBLAS" for name, t in rows))
+
