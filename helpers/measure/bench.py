@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from helpers.core import paths
 from helpers.run import backend
 from helpers.run import gemm
 from helpers.core import progress
@@ -38,6 +39,15 @@ class Timing:
         return 2.0 * M * N * K / (self.median_ms * 1e-3) / 1e12
 
 
+def invocation() -> str:
+    """How this process was started, as a command a reader can repeat: `python -m package.module ...` for a
+    module, the path relative to the repository for a script (never a machine's own folders)."""
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    program = f"-m {spec.name}" if spec is not None else paths.rel(sys.argv[0])
+    return " ".join(["python", program, *sys.argv[1:]])
+
+
 def provenance(command: str | None = None) -> dict:
     """Where and when a number was measured, stored beside every result."""
     import cupy as cp
@@ -46,7 +56,7 @@ def provenance(command: str | None = None) -> dict:
             "sm_clock_ghz": round(d.clock_ghz, 3), "driver": d.driver, "cuda_runtime": d.runtime,
             "cupy": cp.__version__, "numpy": np.__version__, "python": platform.python_version(),
             "tf32": False, "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-            "command": command or " ".join(["python"] + sys.argv)}
+            "command": command or invocation()}
 
 
 def _require_gpu():

@@ -199,11 +199,17 @@ def test_measured_results_have_provenance_and_the_defaults_are_the_fastest(path)
     rows = [r for r in data["rows"] if "tflops" in r]
     assert rows and all(r["catalogue"] == "pass" and r["repeats"] >= 30 for r in rows)
     assert all(r["max_rel_diff_vs_cublas"] < 1e-5 for r in rows)
+    # cuBLAS timed before and after the candidates: how far the GPU itself moved during the run
+    c = data["cublas"]
+    drift = abs(c["before"]["tflops"] - c["after"]["tflops"]) / max(c["before"]["tflops"], c["after"]["tflops"])
     for v in (V04, V05):
         best = max((r for r in rows if r["variant"] == v.name), key=lambda r: r["tflops"])
         assert data["best"][v.name]["config"] == best["config"]
         if path == RESULTS[-1]:  # the newest measurement sets the registry's defaults
-            assert best["config"] == v.default.label(), f"make {best['config']} the default of {v.name}"
+            # the fastest, or as fast as the fastest within the run's own noise (the larger of cuBLAS's drift and 1%)
+            default = next(r for r in rows if r["variant"] == v.name and r["config"] == v.default.label())
+            assert default["tflops"] >= best["tflops"] * (1 - max(drift, 0.01)), \
+                f"make {best['config']} the default of {v.name}: {best['tflops']:.2f} against {default['tflops']:.2f} TFLOP/s"
     if path == RESULTS[-1]:
         sha = hashlib.sha256(V04.path.read_bytes()).hexdigest()
         assert data["kernels"]["04_1d_thread_tiling"]["sha256"] == sha
