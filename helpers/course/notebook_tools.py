@@ -86,18 +86,20 @@ def problems(nb, name: str = "notebook") -> list[str]:
     return found
 
 
-def _kernel_manager():
-    """A kernel in this very Python environment (as nbval's --nbval-current-env does)."""
+def _kernel_manager(asynchronous: bool = False):
+    """A kernel in this very Python environment (as nbval's --nbval-current-env does). nbclient's cell
+    timeout needs the asynchronous manager (a blocking client never lets the timeout fire)."""
     import ipykernel.kernelspec
     from jupyter_client.kernelspec import KernelSpecManager
-    from jupyter_client.manager import KernelManager
+    from jupyter_client.manager import AsyncKernelManager, KernelManager
 
     class CurrentEnv(KernelSpecManager):
         def get_kernel_spec(self, kernel_name):
             return self.kernel_spec_class(resource_dir=ipykernel.kernelspec.RESOURCES,
                                           **ipykernel.kernelspec.get_kernel_dict())
 
-    return KernelManager(kernel_name="python3", kernel_spec_manager=CurrentEnv())
+    manager = AsyncKernelManager if asynchronous else KernelManager
+    return manager(kernel_name="python3", kernel_spec_manager=CurrentEnv())
 
 
 def execute(path: Path, timeout: int = 600):

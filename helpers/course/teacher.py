@@ -2,7 +2,7 @@
 
     python -m helpers teacher student-copies OUTDIR [NOTEBOOK ...] [--no-hints] [--no-outputs]
     python -m helpers teacher teacher-copies OUTDIR [NOTEBOOK ...]
-    python -m helpers teacher grade STUDENT.ipynb [...] [--exercises-only] [--json F] [--csv F]
+    python -m helpers teacher grade STUDENT.ipynb [...] [--exercises-only] [--json F] [--csv F] [--no-sandbox]
 
 What an answer is here: every checked exercise is one call of a checker in a code cell,
 `check_05_exercise_1(("?", "?"))`; the learner replaces the placeholders with an answer. The
@@ -15,87 +15,42 @@ beside its checkers (SOLUTIONS), computed the way the checkers compute their ans
   --no-hints the <details> hints go; with --no-outputs every output goes.
 - A **teacher copy** has the right answer in every checker call, computed on this machine (stage
   01's cache exercise depends on the CPU), and a note at the top saying it is not for students.
-- **grade** executes each student's notebook in a fresh kernel on this machine's backend, every
-  cell even after one fails (a timed-out cell is interrupted), and reports the verdict of each
-  exercise's checker: right, wrong, not attempted (the placeholder is still there, or the call is
-  gone), or error (its cell raised before the checker answered). The kernel's working directory
-  is this course's notebooks/, so the student's first cell finds this course's helpers/ and
-  kernels/. Grading runs the student's code: run it where that is safe (a container, a VM).
+- **grade** runs each student's notebook in a sandbox (helpers/course/sandbox.py: bubblewrap, no
+  network, writes only to temporary folders, limits on time, memory and processes), in a fresh kernel
+  on this machine's backend, every cell even after one fails (a timed-out cell is interrupted), and
+  judges each answer in this process from what the student wrote (helpers/course/grading.py): right,
+  wrong, not attempted (the placeholder is still there, or the call is gone) or error (its cell
+  raised before the checker's call). Without bubblewrap it refuses, unless --no-sandbox.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
-import copy
 import csv
-import dataclasses
-import functools
 import json
-import os
 import re
 import sys
-import tempfile
-import time
 from pathlib import Path
 
-from helpers.course import exercises
-from helpers.course import notebook_tools
-from helpers.core.paths import ROOT
-from helpers.core.paths import NOTEBOOKS
-from helpers.course.exercises import is_placeholder
-from helpers.core.device import host_description
-from helpers.course.colab import is_badge_cell
 from helpers.core import progress
+from helpers.core.device import host_description
+from helpers.core.paths import NOTEBOOKS
+from helpers.course import exercises
+from helpers.course import grading
+from helpers.course import notebook_tools
+from helpers.course.colab import is_badge_cell
+from helpers.course.exercises import is_placeholder
+from helpers.course.grading import STATUSES, Grade, checker_calls, exercise_cells, grade  # noqa: F401
+from helpers.course.sandbox import Limits, Sandbox
 
 HINT = re.compile(r"[ \t]*<details>\s*<summary>\s*Hint.*?</details>[ \t]*\n?", re.S | re.I)
-EXERCISES_HEADING = re.compile(r"^##\s.*\bExercises?\b", re.M)
 TEACHER_NOTE = ("**Teacher copy.** Every exercise cell holds its answer, computed by `helpers/course/exercises` "
                 "on {machine}; run the cells to see each checker's explanation. Not for students: "
                 "`python -m helpers teacher student-copies` makes their copies.")
-STATUSES = ("right", "wrong", "not attempted", "error")
 
 
-# ---- checker calls in a cell's source -------------------------------------------------------------
-@dataclasses.dataclass(frozen=True)
-class Call:
-    name: str             # check_05_exercise_1
-    args: str             # the source between the parentheses
-    start: int            # offsets of `args` in the cell's source
-    end: int
-
-
-def _offset(lines: list[str], line: int, col_bytes: int) -> int:
-    """Character offset in the source of (1-based line, UTF-8 byte column), as ast reports them."""
-    text = lines[line - 1]
-    return sum(len(s) for s in lines[:line - 1]) + len(text.encode()[:col_bytes].decode(errors="ignore"))
-
-
-def checker_calls(source: str) -> list[Call]:
-    """The checker calls in a cell, in order. A cell Python cannot parse (IPython magics) has none."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return []
-    lines = source.splitlines(keepends=True)
-    found = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        f = node.func
-        name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
-        if not name or not exercises.CHECKER_NAME.match(name):
-            continue
-        parts = [*node.args, *node.keywords]
-        if parts:
-            start = _offset(lines, parts[0].lineno, parts[0].col_offset)
-            end = _offset(lines, parts[-1].end_lineno, parts[-1].end_col_offset)
-        else:   # check_x(): the empty space between the parentheses
-            end = start = _offset(lines, node.end_lineno, node.end_col_offset) - 1
-        found.append(Call(name, source[start:end], start, end))
-    return sorted(found, key=lambda c: c.start)
-
-
+# ---- checker calls in a cell's source (helpers/course/grading.py finds them) -------------------------
 def replace_answers(source: str, answer) -> str:
     """The source with the arguments of each checker call replaced by answer(name, args) (None: kept)."""
     for call in reversed(checker_calls(source)):
@@ -162,6 +117,8 @@ def student_copy(nb, hints: bool = True, outputs: bool = True, known: dict[str, 
         if cell.cell_type == "code":
             cell.source = replace_answers(cell.source, lambda name, args: (
                 None if _is_placeholder(args) else _placeholder_for(name, known)))
+            for kind in grading.KINDS:      # a kernel cell back on its starter: no reference kernel goes out
+                cell.source = getattr(kind, "starter_source", lambda _: None)(cell.source) or cell.source
             if not outputs:
                 cell.outputs, cell.execution_count = [], None
         elif cell.cell_type == "markdown" and not hints and HINT.search(cell.source):
@@ -210,150 +167,6 @@ def write_copies(kind: str, outdir: Path, notebooks: list[Path], **options) -> l
     return written
 
 
-# ---- grading ------------------------------------------------------------------------------------
-def record_checks(log_path: str) -> None:
-    """Wraps every checker of the course so that each call appends its verdict to `log_path` (one
-    JSON object per line). The grader runs this in the student's kernel before any other cell."""
-    def wrap(name, f):
-        @functools.wraps(f)
-        def checked(*args, **kwargs):
-            try:
-                fb = f(*args, **kwargs)
-            except Exception as e:
-                _log(name, "error", f"the checker raised {type(e).__name__}: {e}")
-                raise
-            status = getattr(fb, "status", None) or ("right" if fb else "wrong")
-            _log(name, status, getattr(fb, "message", str(fb)))
-            return fb
-        checked.__tbt_recorded__ = True
-        return checked
-
-    def _log(name, status, message):
-        with open(log_path, "a") as f:
-            f.write(json.dumps({"check": name, "status": status, "message": message}) + "\n")
-
-    # the package (what notebooks import) and each stage's module hold their own reference
-    for module in (exercises, *exercises.STAGE_MODULES):
-        for name in exercises.CHECKERS:
-            f = getattr(module, name, None)
-            if f is not None and not getattr(f, "__tbt_recorded__", False):
-                setattr(module, name, wrap(name, f))
-
-
-@dataclasses.dataclass
-class ExerciseResult:
-    check: str
-    status: str           # one of STATUSES
-    message: str
-
-    @property
-    def exercise(self) -> int:
-        return int(exercises.CHECKER_NAME.match(self.check).group(2))
-
-
-@dataclasses.dataclass
-class Grade:
-    notebook: str
-    stage: str | None
-    results: list[ExerciseResult]
-    seconds: float
-    mode: str             # "all cells" or "setup and exercise cells"
-    problem: str | None = None   # the kernel died, or the notebook could not be read
-
-    def counts(self) -> dict[str, int]:
-        return {s: sum(r.status == s for r in self.results) for s in STATUSES}
-
-    def as_dict(self) -> dict:
-        return {"notebook": self.notebook, "stage": self.stage, "mode": self.mode, "seconds": round(self.seconds, 1),
-                "problem": self.problem, "counts": self.counts(),
-                "exercises": [dict(dataclasses.asdict(r), exercise=r.exercise) for r in self.results]}
-
-
-def stage_of(nb, path: Path) -> str | None:
-    """The stage id of a notebook: its title (# 05 · ...) or its file name (05_...)."""
-    for cell in nb.cells:
-        if cell.cell_type == "markdown":
-            m = re.match(r"#\s+(\d\d)\b", cell.source)
-            if m:
-                return m.group(1)
-    m = re.match(r"(\d\d)_", Path(path).name)
-    return m.group(1) if m else None
-
-
-def exercise_cells(nb) -> list:
-    """The setup cells (code cells before the first section, ## ...) and every cell from the
-    Exercises heading on: what --exercises-only runs."""
-    cells, start = list(nb.cells), None
-    first_section = next((i for i, c in enumerate(cells) if c.cell_type == "markdown"
-                          and re.search(r"^##\s", c.source, re.M)), len(cells))
-    for i, c in enumerate(cells):
-        if c.cell_type == "markdown" and EXERCISES_HEADING.search(c.source):
-            start = i
-    setup = [c for c in cells[:first_section] if c.cell_type == "code"]
-    return setup + ([c for c in cells[start:]] if start is not None and start >= first_section else [])
-
-
-def grade(path, timeout: int = 600, exercises_only: bool = False, backend: str | None = None) -> Grade:
-    """Executes a student's notebook (allow_errors: every cell runs) and returns each exercise's verdict."""
-    import nbformat
-    from nbclient import NotebookClient
-    path = Path(path)
-    start = time.perf_counter()
-    mode = "setup and exercise cells" if exercises_only else "all cells"
-    try:
-        nb = nbformat.read(path, as_version=4)
-    except Exception as e:   # not a notebook, or broken JSON: say so and go on with the others
-        return Grade(str(path), None, [], 0.0, mode, f"could not read it: {type(e).__name__}: {e}")
-    stage = stage_of(nb, path)
-    known = exercises.CHECKERS
-    expected = [n for n in known if stage and n.startswith(f"check_{stage}_")]
-    called = {c.name for cell in nb.cells if cell.cell_type == "code" for c in checker_calls(cell.source)}
-    expected += sorted(n for n in called - set(expected) if n in known)
-
-    run = copy.deepcopy(nb)
-    if exercises_only:
-        run.cells = copy.deepcopy(exercise_cells(nb))
-    for cell in run.cells:
-        if cell.cell_type == "code":
-            cell.outputs, cell.execution_count = [], None
-    with tempfile.TemporaryDirectory(prefix="tbt_grade_") as tmp:
-        log = Path(tmp) / "checks.jsonl"
-        inject = nbformat.v4.new_code_cell(
-            f"import sys as _sys\n_sys.path.insert(0, {str(ROOT)!r})\n"
-            f"from helpers.course import teacher as _teacher\n_teacher.record_checks({str(log)!r})\ndel _sys, _teacher")
-        run.cells.insert(0, inject)
-        env = {**os.environ, "TBT_PROGRESS": "0"}
-        if backend:
-            env["TBT_BACKEND"] = backend
-        client = NotebookClient(run, km=notebook_tools._kernel_manager(), timeout=timeout, allow_errors=True,
-                                interrupt_on_timeout=True, record_timing=False,
-                                resources={"metadata": {"path": str(NOTEBOOKS)}})
-        problem = None
-        try:
-            client.execute(env=env)
-        except Exception as e:   # the kernel died or would not start: what was recorded still counts
-            problem = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
-        records = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
-    last = {r["check"]: r for r in records}
-    results = []
-    for name in expected:
-        if name in last:
-            results.append(ExerciseResult(name, last[name]["status"], last[name]["message"]))
-            continue
-        errors = [o for c in run.cells[1:] if c.cell_type == "code" and name in c.source
-                  for o in c.get("outputs", []) if o.get("output_type") == "error"]
-        if errors:
-            e = errors[0]
-            results.append(ExerciseResult(name, "error", f"its cell raised {e.get('ename')}: {e.get('evalue')}"))
-        elif problem:
-            results.append(ExerciseResult(name, "error", f"not reached: {problem}"))
-        elif any(name in c.source for c in run.cells[1:] if c.cell_type == "code"):
-            results.append(ExerciseResult(name, "not attempted", "the cell ran, but the checker was not called"))
-        else:
-            results.append(ExerciseResult(name, "not attempted", "no cell calls this checker"))
-    return Grade(str(path), stage, results, time.perf_counter() - start, mode, problem)
-
-
 def report(grades: list[Grade], width: int = 100) -> str:
     """The grades as text: per notebook, one line per exercise; a summary table when there are several."""
     out = []
@@ -364,10 +177,12 @@ def report(grades: list[Grade], width: int = 100) -> str:
         out.append(head if g.results else f"{g.notebook}: no exercises graded" + (f" ({g.problem})" if g.problem else ""))
         if g.problem and g.results:
             out.append(f"  problem: {g.problem}")
+        out += [f"  stopped by the sandbox: {s}" for s in g.stopped]
         for r in g.results:
             message = " ".join(r.message.split())
             message = message if len(message) <= width else message[:width - 3] + "..."
-            out.append(f"  exercise {r.exercise:<3} {r.status:<14} {message}")
+            label = f"exercise {r.exercise:<3}" if isinstance(r.exercise, int) else f"{r.exercise:<12}"
+            out.append(f"  {label} {r.status:<14} {message}")
         out.append("")
     if len(grades) > 1:
         name_w = max(len("notebook"), *(len(g.notebook) for g in grades))
@@ -410,6 +225,11 @@ def add_parser(sub) -> None:
     g.add_argument("--json", type=Path, help="also write the grades to this JSON file")
     g.add_argument("--csv", type=Path, help="also write one row per exercise to this CSV file")
     g.add_argument("--backend", choices=("cpu", "gpu"), help="the backend of the students' kernels")
+    g.add_argument("--time-limit", type=int, default=3600,
+                   help="seconds one notebook may run in all (and of CPU per process) before it is stopped")
+    g.add_argument("--no-sandbox", action="store_true",
+                   help="run the notebooks without bubblewrap, with your rights, network and files: only for "
+                        "notebooks you trust (the answers are still judged here, from what the notebook wrote)")
 
 
 def main(args) -> int:
@@ -431,9 +251,15 @@ def main(args) -> int:
     if absent:
         print(f"error: no such notebook: {', '.join(absent)}", file=sys.stderr)
         return 2
+    if args.no_sandbox:
+        print("warning: --no-sandbox: each student's notebook runs with your rights, your network and your files, "
+              "and can change them and the course (its checkers included) for every grade after it. Grade only "
+              "notebooks you trust this way.", file=sys.stderr)
+    sandbox = Sandbox(Limits(wall_s=args.time_limit, cpu_s=args.time_limit), enabled=not args.no_sandbox,
+                      backend=args.backend)    # no bubblewrap: SandboxUnavailableError, naming the fix
     grades = []
     for path in progress.bar(args.notebooks, desc="grading", unit="notebook"):
-        grades.append(grade(path, args.timeout, args.exercises_only, args.backend))
+        grades.append(grade(path, args.timeout, args.exercises_only, args.backend, sandbox))
     print(report(grades), end="")
     if args.json:
         args.json.write_text(json.dumps([g.as_dict() for g in grades], indent=1) + "\n")

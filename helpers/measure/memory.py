@@ -249,9 +249,13 @@ def unwritten_reads(trace: Trace, limit: int = 20) -> list[UnwrittenRead]:
     suspect = reads[~(reads["epoch"] > reads["first_epoch"])]  # NaN (never written) is suspect too
     if suspect.empty:
         return []
-    own = writes[["block", "thread", "space", "word", "epoch", "seq"]].rename(columns={"seq": "write_seq"})
-    merged = suspect.reset_index().merge(own, on=["block", "thread", "space", "word", "epoch"], how="left")
-    merged["covered"] = merged["write_seq"] < merged["seq"]
+    # written before the read in the same interval: by the thread itself, earlier, or by a lane of its warp
+    # before a warp collective the reader has passed (wmma's store_matrix_sync then __syncwarp, as in races())
+    own = writes[["block", "thread", "warp", "space", "word", "epoch", "seq", "warp_epoch"]].rename(
+        columns={"thread": "writer", "seq": "write_seq", "warp_epoch": "write_warp_epoch"})
+    merged = suspect.reset_index().merge(own, on=["block", "warp", "space", "word", "epoch"], how="left")
+    merged["covered"] = ((merged["writer"] == merged["thread"]) & (merged["write_seq"] < merged["seq"])) | \
+        (merged["write_warp_epoch"] < merged["warp_epoch"])
     covered = merged.groupby("index")["covered"].any()
     bad = suspect.loc[covered[~covered].index]
     out = []

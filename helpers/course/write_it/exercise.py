@@ -72,6 +72,7 @@ class Exercise:
     shapes: tuple[verify.Shape, ...] = verify.CATALOGUE
     lesson_size: tuple[int, int, int] = (64, 64, 64)    # traced for the lesson: block 0
     race_size: tuple[int, int, int] = (67, 61, 53)      # traced for races: first, middle and last block
+    precision: str = "fp32"        # the arithmetic the results are checked against: "tf32" for tensor cores
 
     @property
     def starter_path(self) -> Path:

@@ -108,7 +108,7 @@ def _correct(ex: Exercise, source: KernelSource, kernel: Kernel, v: Verdict, rng
             C = _run(ex, kernel, s, A, B, C0)
         except KernelRuntimeError as e:
             return _runtime_failure(v, source, e, f"on {diagnose.shape_words(s)}")
-        ref, tol = verify.reference(A, B, C0, s.alpha, s.beta)
+        ref, tol = verify.reference(A, B, C0, s.alpha, s.beta, ex.precision)
         result = verify.compare(C, C0, ref, tol, s, worst=3)
         if not result.ok:
             return _wrong(ex, source, v, result, done, rng)

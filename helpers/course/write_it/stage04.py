@@ -1,0 +1,77 @@
+"""Exercise 04: 1D thread tiling, a 64 x 64 tile of C per block of 512 threads, TM = 8 results down a
+column per thread. Its lesson, from the trace of block 0: each thread reads one value of B from shared
+memory per step k and uses it TM times from a register, so a shared load feeds TM / (TM + 1)
+multiply-adds (stage 03: 1/2)."""
+
+from __future__ import annotations
+
+from helpers.course.write_it import thread_tiles
+from helpers.course.write_it.exercise import Exercise, Launch, Lesson
+from helpers.measure.accesses import short_number
+from helpers.measure.trace import Trace
+
+BM = BN = 64
+BK = 8
+TM = 8
+THREADS = BM * BN // TM
+
+
+def one_b_per_step(tr: Trace, M: int, N: int, K: int) -> Lesson:
+    """Block 0: every thread stores TM results of one column, reads Bs once per step k, and the block's
+    multiply-adds (the elements of C it stores, times K) come to TM / (TM + 1) per shared load."""
+    tiles = thread_tiles.thread_tiles(tr, M, N)
+    loads = thread_tiles.shared_loads(tr, K)
+    fmas = tiles.results * K
+    a_k, b_k = loads.per_thread_per_k("As"), loads.per_thread_per_k("Bs")
+    per_load = fmas / loads.total if loads.total else 0.0
+    numbers = {"results per thread": tiles.shape[0] * tiles.shape[1], "multiply-adds": fmas,
+               "shared loads": loads.total, "As loads per thread per k": a_k, "Bs loads per thread per k": b_k,
+               "multiply-adds per shared load": per_load}
+    measured = (
+        f"thread tile: {tiles.storing} threads store {tiles.results} elements of C, each thread {tiles.words()} "
+        f"(rows × columns)" + ("" if tiles.uniform else f" (not all: thread {tiles.example[0]} spans "
+                                                             f"{tiles.example[1]} × {tiles.example[2]})"),
+        f"shared loads per thread per step k: As {short_number(a_k)}, Bs {short_number(b_k)} "
+        f"(stage 03's one result per thread: 1 and 1)",
+        f"multiply-adds per shared load: {fmas} / {loads.total} = {per_load:.3f} "
+        f"(TM / (TM + 1) = {TM}/{TM + 1} = {TM / (TM + 1):.3f}; stage 03: 0.5)")
+
+    def fail(cause, line, hint):
+        return Lesson(False, measured, cause, line, hint, numbers)
+
+    if not tiles.uniform or tiles.shape != (TM, 1) or tiles.storing != THREADS:
+        return fail(f"each thread should store TM = {TM} results of one column of C; in block 0, "
+                    f"{tiles.storing} of {THREADS} threads store, thread {tiles.example[0]} spans "
+                    f"{tiles.example[1]} rows × {tiles.example[2]} columns", tiles.line,
+                    f"thread t owns column t % {BN} and rows (t / {BN}) * {TM} .. (t / {BN}) * {TM} + {TM - 1} of the "
+                    f"block's tile: store acc[i] to row blockRow + threadRow * TM + i, column blockCol + threadCol.")
+    for name, matrix in (("Bs", "B"), ("As", "A")):
+        if not loads.count.get(name):
+            return fail(thread_tiles.missing_tile(loads, name, matrix), None,
+                        f"copy the tiles into As[{BM}][{BK}] and Bs[{BK}][{BN}], __syncthreads(), and take the "
+                        f"multiply-adds from As and Bs.")
+    if b_k > 1 + 1e-9:
+        return fail(f"each thread loads Bs {short_number(b_k)} times per step k: the value of B is read again "
+                    f"for each of its multiply-adds, not reused from a register ({per_load:.2f} multiply-adds per "
+                    f"shared load where 1D tiling reaches {TM / (TM + 1):.2f})", loads.line["Bs"],
+                    "read Bs[k][threadCol] once per k, before the loop over i: `const float b = Bs[k][threadCol];`, "
+                    "then `acc[i] += As[threadRow * TM + i][k] * b;`.")
+    if per_load < TM / (TM + 1) - 1e-9:
+        return fail(f"block 0 makes {loads.total} shared loads for {fmas} multiply-adds, {per_load:.2f} per "
+                    f"load where TM + 1 = {TM + 1} loads per TM = {TM} multiply-adds give {TM / (TM + 1):.2f} "
+                    f"(As: {short_number(a_k)} loads per thread per step k)", loads.line.get("As"),
+                    f"per step k a thread needs TM = {TM} values of As (one per result) and one of Bs: read each once.")
+    return Lesson(True, measured, numbers=numbers)
+
+
+EXERCISE = Exercise(
+    id="04", stage="04", kernel="sgemm_1d", title="1D thread tiling",
+    launch=Launch(block=(THREADS,), per_block=(BN, BM)),
+    rules=(f"a block computes a {BM} × {BN} tile of C; each of its {THREADS} threads computes TM = {TM} results "
+           f"in one column of that tile",
+           f"tiles of A ({BM} × {BK}) and B ({BK} × {BN}) in `__shared__` arrays named As and Bs",),
+    lesson=one_b_per_step,
+    lesson_text=f"each thread reads one value of B from shared memory per step k and uses it TM = {TM} times from "
+                f"a register: {TM}/{TM + 1} multiply-adds per shared load (block 0 of 64 × 64 × 64, traced)",
+    course_kernel="04_1d_thread_tiling", course_config={"BM": BM, "BN": BN, "BK": BK, "TM": TM},
+)

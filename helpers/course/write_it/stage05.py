@@ -1,0 +1,78 @@
+"""Exercise 05: 2D thread tiling, a 64 x 64 tile of C per block of 256 threads, a TM x TN = 4 x 4 tile
+per thread. Its lesson, from the trace of block 0: per step k a thread loads TM values of A and TN of B
+from shared memory into registers and forms their TM * TN products, so the block makes
+(TM + TN) / (TM * TN) = 0.5 shared loads per result per step k (one result per thread: 2)."""
+
+from __future__ import annotations
+
+from helpers.course.write_it import thread_tiles
+from helpers.course.write_it.exercise import Exercise, Launch, Lesson
+from helpers.measure.accesses import short_number
+from helpers.measure.trace import Trace
+
+BM = BN = 64
+BK = 8
+TM = TN = 4
+THREADS = BM * BN // (TM * TN)
+TARGET = (TM + TN) / (TM * TN)      # shared loads per result per step k
+
+
+def outer_product(tr: Trace, M: int, N: int, K: int) -> Lesson:
+    """Block 0: every thread stores a TM x TN tile of C, and the block makes (TM + TN) / (TM * TN) shared
+    loads per result per step k (its shared loads over the elements of C it stores times K)."""
+    tiles = thread_tiles.thread_tiles(tr, M, N)
+    loads = thread_tiles.shared_loads(tr, K)
+    fmas = tiles.results * K
+    a_k, b_k = loads.per_thread_per_k("As"), loads.per_thread_per_k("Bs")
+    per_result = loads.total / fmas if fmas else float("inf")
+    numbers = {"results per thread": tiles.shape[0] * tiles.shape[1], "multiply-adds": fmas,
+               "shared loads": loads.total, "As loads per thread per k": a_k, "Bs loads per thread per k": b_k,
+               "shared loads per result per k": per_result}
+    measured = (
+        f"thread tile: {tiles.storing} threads store {tiles.results} elements of C, each thread {tiles.words()} "
+        f"(rows × columns)" + ("" if tiles.uniform else f" (not all: thread {tiles.example[0]} spans "
+                                                        f"{tiles.example[1]} × {tiles.example[2]})"),
+        f"shared loads per thread per step k: As {short_number(a_k)}, Bs {short_number(b_k)}, for "
+        f"{tiles.shape[0] * tiles.shape[1]} multiply-adds",
+        f"shared loads per result per step k: {loads.total} / ({tiles.results} × {K}) = {per_result:.3f} "
+        f"((TM + TN) / (TM · TN) = {TM + TN}/{TM * TN} = {TARGET:.3f}; one result per thread: 2, "
+        f"stage 04's column of 8: {9 / 8:.3f})")
+
+    def fail(cause, line, hint):
+        return Lesson(False, measured, cause, line, hint, numbers)
+
+    for name, matrix in (("As", "A"), ("Bs", "B")):
+        if not loads.count.get(name):
+            return fail(thread_tiles.missing_tile(loads, name, matrix), None,
+                        f"copy the tiles into As[{BM}][{BK}] and Bs[{BK}][{BN}], __syncthreads(), and take the "
+                        f"multiply-adds from As and Bs.")
+    if per_result > TARGET + 1e-9:
+        name = "As" if a_k / TM >= b_k / TN else "Bs"
+        return fail(f"block 0 makes {per_result:.2f} shared loads per result per step k, where a {TM} × {TN} thread "
+                    f"tile needs {TARGET:.2f}: each thread loads As {short_number(a_k)} times and Bs "
+                    f"{short_number(b_k)} times per step k, where it needs {TM} values of As and {TN} of Bs",
+                    loads.line[name],
+                    f"per step k, first copy the {TM} values of As and the {TN} of Bs a thread needs into registers, "
+                    f"each in a loop of its own (a[i] = As[threadRow * TM + i][k]; b[j] = Bs[k][threadCol * TN + j]), "
+                    f"then multiply-add from the registers only: acc[i][j] += a[i] * b[j].")
+    if not tiles.uniform or tiles.shape != (TM, TN) or tiles.storing != THREADS:
+        return fail(f"each thread should store a {TM} × {TN} tile of C; in block 0, {tiles.storing} of {THREADS} "
+                    f"threads store, thread {tiles.example[0]} spans {tiles.example[1]} rows × {tiles.example[2]} "
+                    f"columns", tiles.line,
+                    f"thread t owns rows (t / {BN // TN}) * {TM} .. + {TM - 1} and columns (t % {BN // TN}) * {TN} .. "
+                    f"+ {TN - 1} of the block's tile: store acc[i][j] to each of them.")
+    return Lesson(True, measured, numbers=numbers)
+
+
+EXERCISE = Exercise(
+    id="05", stage="05", kernel="sgemm_2d", title="2D thread tiling",
+    launch=Launch(block=(THREADS,), per_block=(BN, BM)),
+    rules=(f"a block computes a {BM} × {BN} tile of C; each of its {THREADS} threads computes a TM × TN = {TM} × {TN} "
+           f"tile of it",
+           f"tiles of A ({BM} × {BK}) and B ({BK} × {BN}) in `__shared__` arrays named As and Bs",),
+    lesson=outer_product,
+    lesson_text=f"per step k each thread loads TM = {TM} values of As and TN = {TN} of Bs into registers and "
+                f"multiplies every pair: (TM + TN) / (TM · TN) = {TARGET:g} shared loads per result per step k "
+                f"(block 0 of 64 × 64 × 64, traced)",
+    course_kernel="05_2d_thread_tiling", course_config={"BM": BM, "BN": BN, "BK": BK, "TM": TM, "TN": TN},
+)

@@ -1,0 +1,21 @@
+"""A stand-in for a write-it-yourself check, for tests/course/test_sandbox.py: the "kernel" is a shell
+script, and the check runs it, as the real check runs the learner's kernel on the emulator. It passes
+when the script prints 42. Imported by the grader's judging process, inside the sandbox."""
+
+import subprocess
+from dataclasses import dataclass
+
+
+@dataclass
+class Verdict:
+    ok: bool
+    status: str
+    message: str
+
+
+def run_as_shell(exercise_id, path) -> Verdict:
+    r = subprocess.run(["sh", str(path)], capture_output=True, text=True, timeout=60)
+    out = r.stdout.strip()
+    if out == "42":
+        return Verdict(True, "passed", f"exercise {exercise_id}: it printed 42")
+    return Verdict(False, "failed", f"exercise {exercise_id}: it printed {out[:80]!r}, not 42")

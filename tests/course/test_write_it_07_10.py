@@ -1,0 +1,128 @@
+"""Write it yourself, exercises 07 to 10: each lesson fails the correct kernel that misses the stage's
+idea, with the numbers it measured. (tests/course/test_write_it.py runs every exercise's solution,
+starter and barrier-free solution.) 07: a scalar kernel's share of 16-byte accesses; 08: a warp whose
+lanes span a strip of the block tile; 09: loads issued after the multiply-adds, and a second barrier
+per tile; 10: FP32 arithmetic without wmma, and a staging tile read without __syncwarp. Each edit is
+built once (2 to 4 s on the CPU emulator)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from helpers.course import write_it
+from helpers.course.write_it import footprints, stage10
+from helpers.measure import trace, verify
+from helpers.run.gemm import launch_args
+
+pytestmark = pytest.mark.usefixtures("cpu_backend")
+
+
+def _edited(tmp_path, exercise_id: str, *edits: tuple[str, str]):
+    text = write_it.exercise(exercise_id).solution_path.read_text()
+    for old, new in edits:
+        assert old in text, old
+        text = text.replace(old, new)
+    path = tmp_path / f"{exercise_id}_edited.cu"
+    path.write_text(text)
+    return path, text
+
+
+def _line_of(text: str, needle: str) -> int:
+    return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
+
+
+def test_the_contracts_fix_the_tiles_and_10_is_checked_in_tf32():
+    ex = {n: write_it.exercise(n) for n in ("07", "08", "09", "10")}
+    assert ex["07"].launch.grid(M=65, N=64, K=3) == (1, 2, 1) and ex["07"].launch.block == (256,)
+    assert ex["08"].launch.block == ex["09"].launch.block == (128,) and ex["10"].launch.grid(33, 32, 1) == (1, 2, 1)
+    assert [e.precision for e in ex.values()] == ["fp32", "fp32", "fp32", "tf32"]
+    assert "sm_80" in ex["10"].contract() and "TF32's tolerance" in ex["10"].contract()
+    assert "16-byte aligned" in ex["07"].contract() and "32 × 32" in ex["08"].contract()
+
+
+def test_the_solutions_pass_with_the_lessons_numbers():
+    v = {n: write_it.check(n, write_it.exercise(n).solution_path) for n in ("07", "08", "09", "10")}
+    assert all(x.ok for x in v.values()), "\n".join(str(x) for x in v.values() if not x.ok)
+    assert v["07"].numbers["16-byte share"] == 1.0
+    assert [v["08"].numbers[f"warp {w} origin"] for w in range(4)] == [(0, 0), (0, 32), (32, 0), (32, 32)]
+    assert v["08"].numbers["warp 0 rows of A + columns of B read"] == 64
+    n9 = v["09"].numbers
+    assert (n9["depth"], n9["barriers"], n9["k-tiles"], n9["reads after the loads"]) == (1, 8, 8, 1.0)
+    n10 = v["10"].numbers
+    assert n10["mma instructions in PTX"] >= 1 and n10["warp 3 origin"] == (16, 16)
+    assert n10["warp 0 fragments of A"] == n10["warp 0 fragments of B"] == 8
+    assert n10["share beyond FP32 tolerance"] > 0.8 and n10["worst error / TF32 tolerance"] <= 1
+
+
+def test_a_correct_scalar_07_fails_the_16_byte_lesson_with_its_share(tmp_path):
+    path, text = _edited(tmp_path, "07",
+                         ("  if (aligned && count >= 4) return *reinterpret_cast<const float4*>(p);\n", ""),
+                         ("if (alignedC && col + 4 <= N) {", "if (false) {"))
+    v = write_it.check("07", path)
+    assert v.failed_step == "lesson" and "only 0 % of block 0's global accesses are 16 bytes wide" in v.cause, str(v)
+    assert v.numbers["16-byte share"] == 0.0 and v.numbers["load A 16-byte share"] == 0.0
+    assert v.line == _line_of(text, "return make_float4(count > 0 ? p[0]") and "float4" in v.hint
+
+
+def test_08_with_07s_mapping_fails_naming_the_warps_strip(tmp_path):
+    path, _ = _edited(tmp_path, "08",
+                      ("const int rowBase = warpRow * WM + laneRow * TM;", "const int rowBase = tid / 8 * TM;"),
+                      ("const int colBase = warpCol * WN + laneCol * TN;", "const int colBase = tid % 8 * TN;"))
+    v = write_it.check("08", path)
+    assert v.failed_step == "lesson" and "rows 0-15 × columns 0-63 (16 × 64)" in v.cause, str(v)
+    assert "not one 32 × 32 tile" in v.cause and v.numbers["warp tiles"] == 0
+    assert v.numbers["warp 0 rows of A + columns of B read"] == 80
+
+
+@pytest.mark.parametrize("edits, says, number", [
+    ((("    if (more) load_tiles((t + 1) * BK);\n", ""),
+      ("      store_tiles((t + 1) % 2);\n", "      load_tiles((t + 1) * BK);\n      store_tiles((t + 1) % 2);\n")),
+     "issued after 100 % of tile t's reads", ("reads after the loads", 0.0)),
+    ((("      store_tiles((t + 1) % 2);\n", "      __syncthreads();\n      store_tiles((t + 1) % 2);\n"),),
+     "15 barriers for its 8 k-tiles", ("barriers", 15)),
+], ids=["loads after the math", "two barriers per tile"])
+def test_09_fails_late_loads_and_a_second_barrier_with_the_schedules_numbers(tmp_path, edits, says, number):
+    path, _ = _edited(tmp_path, "09", *edits)
+    v = write_it.check("09", path)
+    assert v.failed_step == "lesson" and says in v.cause, str(v)
+    assert v.numbers[number[0]] == number[1] and v.numbers["depth"] == 1
+
+
+FP32_10 = (
+    ("  wmma::fragment<wmma::accumulator, 16, 16, 8, float> acc;\n  wmma::fill_fragment(acc, 0.0f);\n",
+     "  float acc[8] = {};\n"),
+    ("    wmma::mma_sync(acc, a, b, acc);\n",
+     "    for (int k = 0; k < BK; ++k)\n      for (int j = 0; j < 8; ++j)\n"
+     "        acc[j] += As[warpRow * 16 + lane / 2][k] * Bs[k][warpCol * 16 + lane % 2 * 8 + j];\n"),
+    ("  wmma::store_matrix_sync(&Cs[warp][0][0], acc, 16, wmma::mem_row_major);\n",
+     "  for (int j = 0; j < 8; ++j) Cs[warp][lane / 2][lane % 2 * 8 + j] = acc[j];\n"),
+)
+
+
+def test_a_correct_fp32_10_without_wmma_fails_the_tensor_core_lesson(tmp_path):
+    path, _ = _edited(tmp_path, "10", *FP32_10)
+    v = write_it.check("10", path)
+    assert v.failed_step == "lesson" and "no tensor-core instruction" in v.cause, str(v)
+    assert v.numbers["mma instructions in PTX"] == 0 and "mma_sync" in v.hint
+
+
+def test_10_reading_the_staging_tile_without_syncwarp_is_a_race(tmp_path):
+    path, text = _edited(tmp_path, "10", ("  __syncwarp();\n", ""))
+    v = write_it.check("10", path)
+    assert v.failed_step == "safe" and "race on Cs" in v.cause, str(v)
+    assert v.line == _line_of(text, "alpha * Cs[warp][r][c0 + j]")
+
+
+def test_shared_words_are_traced_back_to_the_elements_copied_into_them():
+    """A shared word's element, from the store that follows its load: exercise 10's 2 floats of A per thread."""
+    ex = write_it.exercise("10")
+    s = verify.Shape("t", 32, 32, 8)
+    A, B, C = verify.random_operands(s, np.random.default_rng(0))
+    t = trace.capture(ex.solution_path, ex.kernel, (1, 1, 1), ex.launch.block,
+                      launch_args(32, 32, 8, s.alpha, A, B, s.beta, C), (0,))
+    src = footprints.shared_sources(t, 0)
+    As = next(v for v in t.shared_variables if v.name == "As")
+    # As[r][c] holds A[r][c]: word r * 8 + c of the array, element r * K + c of A (K = 8)
+    assert all(src[(1, As.offset // 4 + w)] == ("A", w) for w in range(32 * 8))
+    assert stage10.fragment_loads(t) == {w: {"A": 1, "B": 1} for w in range(4)}
