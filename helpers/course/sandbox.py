@@ -172,7 +172,12 @@ class Sandbox:
         a = [self.bwrap, "--die-with-parent", "--new-session", "--unshare-ipc", "--unshare-pid", "--unshare-net",
              "--unshare-uts", "--unshare-cgroup-try"]
         a += ["--unshare-user", "--disable-userns"] if not self.as_root else []
-        binds, made = ["/usr", "/etc", str(ROOT)], {"/"}
+        # /proc, /dev and the scratch folders first: the read-only binds then go on top of them, so a course
+        # checked out under /tmp stays visible (a tmpfs mounted after it would hide it)
+        a += ["--proc", "/proc", "--dev", "/dev"]
+        for scratch in ("/tmp", "/dev/shm"):
+            a += ["--perms", "1777", "--size", str(self.limits.scratch_bytes), "--tmpfs", scratch]
+        binds, made = ["/usr", "/etc", str(ROOT)], {"/", "/proc", "/dev", "/tmp", "/dev/shm"}
         binds += [d for d in _python_dirs() if not _within(d, binds)]
         for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
             if os.path.islink(top):
@@ -189,9 +194,7 @@ class Sandbox:
         for hidden in HIDDEN:
             if (ROOT / hidden).is_dir():
                 a += ["--size", str(2 ** 20), "--tmpfs", str(ROOT / hidden)]
-        a += ["--proc", "/proc", "--dev", "/dev"]
-        for scratch in ("/tmp", "/dev/shm", str(NOTEBOOKS)):
-            a += ["--perms", "1777", "--size", str(self.limits.scratch_bytes), "--tmpfs", scratch]
+        a += ["--perms", "1777", "--size", str(self.limits.scratch_bytes), "--tmpfs", str(NOTEBOOKS)]
         if self.backend != "cpu":      # a GPU, when the machine has one: its device files and /sys
             devices = sorted(d for d in glob.glob("/dev/nvidia*") if not os.path.isdir(d))
             for d in devices:
@@ -215,7 +218,9 @@ class Sandbox:
             cmd, host_cwd, env = self.command(argv, cwd), "/", {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
         else:
             cmd, host_cwd = self._limits_argv() + list(argv), cwd
-            env = {**os.environ, "PYTHONPATH": str(ROOT), "TBT_PROGRESS": "0"}
+            # the course first, then whatever the grader itself was given (packages installed on a PYTHONPATH)
+            pythonpath = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+            env = {**os.environ, "PYTHONPATH": pythonpath, "TBT_PROGRESS": "0"}
             env.update({"TBT_BACKEND": self.backend} if self.backend else {})
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

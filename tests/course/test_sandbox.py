@@ -248,7 +248,7 @@ def test_no_sandbox_grades_with_a_warning(tmp_path, monkeypatch):
     assert r.returncode == 3 and "bubblewrap (bwrap) is not installed" in r.stderr and "--no-sandbox" in r.stderr
     r = subprocess.run(cmd + ["--no-sandbox"], cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
     assert r.returncode == 0 and "warning: --no-sandbox" in r.stderr, r.stderr
-    assert "exercise 1   right" in r.stdout
+    assert "exercise 1   right" in r.stdout, r.stdout + r.stderr
 
 
 # ---- kernel cells: judged in a sandbox of their own ----------------------------------------------------------
