@@ -118,6 +118,11 @@ def wrong_hint(check: verify.Check, passed: list[verify.Check]) -> str:
     if check.nan:
         return ("NaN in C: a value was read before anything was written to it (shared memory starts as NaN on "
                 "the emulator, as garbage on a GPU): look at the tile loads and at the barriers.")
+    if passed and check.wrong == size and all(max(c.shape.M, c.shape.N, c.shape.K) == 1 for c in passed):
+        # only 1x1x1 passed and every element is wrong: an index, not an edge
+        return ("only 1x1x1 passes and every element is wrong: an index is off, not an edge. Check which element "
+                "each thread copies into the tiles and which it reads back (a tile read transposed, rows and "
+                "columns swapped).")
     if passed:
         return (f"the shapes before it pass; {s.dims} is not a multiple of the tile: where a tile reaches past M, "
                 f"N or K, its elements must be 0 (and only threads inside C store).")

@@ -119,7 +119,7 @@ def _correct(ex: Exercise, source: KernelSource, kernel: Kernel, v: Verdict, rng
     v.passed("correct", f"all {len(done)} shapes of the catalogue ({', '.join(c.shape.dims for c in done)}), fresh "
                         f"random data against float64" + (f"; C full of NaN with beta = 0 on {', '.join(poisoned)}"
                                                           if poisoned else ""),
-             f"largest error {worst.worst_ratio:.2f} of the tolerance (on {worst.shape.name}, {worst.shape.dims})")
+             f"largest error {worst.worst_ratio:.2f} of the tolerance (on {diagnose.shape_words(worst.shape)})")
     return True
 
 
