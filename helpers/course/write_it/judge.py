@@ -155,11 +155,13 @@ def _races(ex: Exercise, source: KernelSource, v: Verdict, rng, also: str = "") 
     if races:
         r = races[0]
         (t1, l1, _), (t2, l2, op2) = r.first, r.second
+        # the trace knows the two accesses fell between the same two barriers, not which came first
         v.fail("safe", f"race on {r.array}: thread {t1} writes it at line {l1} and thread {t2} {op2}s it at line "
-                       f"{l2} with no __syncthreads() between them{tail}",
-               "put a __syncthreads() between the two lines: after the tiles are written and before they are read, "
-               "and after they are read and before the next pass overwrites them (the barrier must be reached by "
-               "every thread of the block).", l2, source.line(l2), tuple(str(x) for x in races[1:3]))
+                       f"{l2}, both after barrier {r.epoch} of block {r.block} and before the next one, so nothing "
+                       f"orders them{tail}",
+               "a __syncthreads() is missing between them: after the tiles are written and before they are read, "
+               "or after this pass has read them and before the next pass overwrites them (at the end of the loop "
+               "body); every thread of the block must reach it.", l2, source.line(l2), tuple(str(x) for x in races[1:3]))
         return True
     if unwritten:
         u = unwritten[0]
