@@ -26,6 +26,7 @@ SURFACE = {
     # run: a kernel on the backend in use
     "backend": "helpers.run.backend",           # which backend runs (GPU or the CPU emulator) and its device card
     "gemm": "helpers.run.gemm",                 # launch a kernel as C = alpha A B + beta C
+    "dispatch": "helpers.run.dispatch",         # which kernel and configuration for a shape (table, wave model)
     # measure: the instruments
     "verify": "helpers.measure.verify",         # correctness against float64 on the shape catalogue
     "bench": "helpers.measure.bench",           # timing beside cuBLAS (GPU)
@@ -40,6 +41,7 @@ SURFACE = {
     "ncu": "helpers.measure.ncu",               # Nsight Compute runs, committed and compared with the trace
     "tuning_space": "helpers.measure.tuning_space",  # which configurations a search tries, and why not the others
     "autotune": "helpers.measure.autotune",     # searching tile configurations: verify, time, cache, commit
+    "dispatch_table": "helpers.measure.dispatch_table",  # the dispatcher's table and sweep (timed on a GPU), read back
     "gpu_results": "helpers.measure.gpu_results",  # timing now on a GPU, or the committed measurements
     # views: what a learner sees
     "display": "helpers.views.display",         # device card, stage map, kernel source and diffs, throughput
@@ -48,6 +50,7 @@ SURFACE = {
     "pipeline_plots": "helpers.views.pipeline_plots",          # stage 09's load/compute schedules
     "tensor_core_plots": "helpers.views.tensor_core_plots",    # stage 10's fragments, swizzle, wgmma sweep
     "autotune_plots": "helpers.views.autotune_plots",
+    "dispatch_plots": "helpers.views.dispatch_plots",  # waves, the wave model, the sweep against cuBLAS
     "ladder_report": "helpers.views.ladder_report",  # the capstone ladder: chart, roofline, steps, README table
     "widgets": "helpers.views.widgets",         # slider panels
     # course
@@ -57,7 +60,12 @@ SURFACE = {
     "write_it": "helpers.course.write_it",      # write the stage's kernel yourself: %%kernel cells and their checks
 }
 
-__all__ = sorted(SURFACE)
+# Functions of the surface: `from helpers import sgemm` gives the function, not its module.
+FUNCTIONS = {
+    "sgemm": "helpers.run.sgemm",               # alpha A B + beta C, a kernel chosen per shape (stage 11)
+}
+
+__all__ = sorted([*SURFACE, *FUNCTIONS])
 
 
 def __getattr__(name: str):
@@ -65,6 +73,10 @@ def __getattr__(name: str):
         module = importlib.import_module(SURFACE[name])
         globals()[name] = module
         return module
+    if name in FUNCTIONS:
+        function = getattr(importlib.import_module(FUNCTIONS[name]), name)
+        globals()[name] = function
+        return function
     raise AttributeError(f"module 'helpers' has no attribute {name!r}; the notebook surface is "
                          f"{', '.join(__all__)} (or import a module by its layer, e.g. helpers.measure.verify)")
 

@@ -123,6 +123,8 @@ def test_the_notebook_surface_resolves_to_layered_modules():
     for name, module in helpers.SURFACE.items():
         assert module.split(".")[1] in ("core", "run", "measure", "views", "course"), module
         assert getattr(helpers, name) is importlib.import_module(module)
+    for name, module in helpers.FUNCTIONS.items():
+        assert callable(getattr(helpers, name)) and getattr(helpers, name).__module__ == module
     with pytest.raises(AttributeError, match="notebook surface"):
         helpers.no_such_module  # noqa: B018
 
@@ -136,4 +138,5 @@ def test_notebooks_import_only_the_surface():
         for cell in json.loads(nb.read_text())["cells"]:
             for names in re.findall(r"^\s*from helpers import ([\w, ]+)$", "".join(cell["source"]), re.M):
                 used |= {n.strip() for n in names.split(",")}
-    assert used and used <= set(helpers.SURFACE), sorted(used - set(helpers.SURFACE))
+    surface = set(helpers.SURFACE) | set(helpers.FUNCTIONS)
+    assert used and used <= surface, sorted(used - surface)

@@ -16,12 +16,17 @@
     python -m helpers results-table [--ladder FILE] [--write]
                                                README's results table from the newest committed ladder
                                                (--write: into README, with figures/11_autotuning_*.svg)
+    python -m helpers dispatch [--sizes 1000,4096x4096x512]
+                                               which kernel the dispatcher (stage 11) chooses per shape, and why
+    python -m helpers sweep [--sizes ...]      GPU: the dispatcher, the fixed best kernel and cuBLAS FP32 over
+                                               many shapes, each verified first (results/sweep_*.json)
     python -m helpers teacher student-copies OUTDIR | teacher-copies OUTDIR | grade STUDENT.ipynb ...
                                                notebooks to hand out or keep, and a grader (helpers/course/teacher.py)
     python -m helpers exercise list | starter ID | check ID FILE.cu | solution ID
                                                write a stage's kernel yourself, and have it checked
                                                (helpers/course/write_it; exit 0 iff the check passes)
 Maintainers:
+    python -m helpers dispatch-table           GPU: time every candidate per shape into results/dispatch_*.json
     python -m helpers figures [NAME ...] [--check] regenerate figures/*.svg (--check: which are stale)
     python -m helpers ncu launch|sass [VARIANT ...] | compare OUT
                                                Nsight Compute runs of every kernel (tools/ncu_run.sh) and
@@ -40,7 +45,7 @@ from pathlib import Path
 from helpers.cli.commands import (EXIT_FAILED, EXIT_USAGE, EXIT_WRONG, block_list_arg, ints_arg, whole_arg, cmd_check, cmd_diff, cmd_figures,
                                   cmd_info, cmd_ladder, cmd_ncu, cmd_results_table, cmd_trace, cmd_tune)
 from helpers.cli.commands import cmd_resources
-from helpers.cli import exercise
+from helpers.cli import dispatch_cmds, exercise
 from helpers.core.arch import COURSE_ARCHS, arch_name
 from helpers.core.errors import CourseError, InputError, KernelCompileError, ResultsFileError, VerificationError
 from helpers.core.stages import variants
@@ -51,7 +56,8 @@ from helpers.views import figure_files
 
 COMMANDS = {"info": cmd_info, "ladder": cmd_ladder, "check": cmd_check, "trace": cmd_trace, "tune": cmd_tune, "diff": cmd_diff,
             "results-table": cmd_results_table, "resources": cmd_resources, "figures": cmd_figures, "ncu": cmd_ncu,
-            "notebooks": notebook_tools.main, "teacher": teacher.main, "exercise": exercise.main}
+            "notebooks": notebook_tools.main, "teacher": teacher.main, "exercise": exercise.main,
+            **dispatch_cmds.COMMANDS}
 
 
 def _arch_arg(text: str) -> str:
@@ -127,6 +133,7 @@ def parser() -> argparse.ArgumentParser:
         one.add_argument("variants", nargs="*", help="only these registered kernels (default: all)")
     cmp_ = nsub.add_parser("compare", help="compare a run's ncu.csv and SASS with the emulator's trace; JSON out")
     cmp_.add_argument("folder", type=Path, help="holds ncu.csv, ncu.log, provenance.json and sass.txt(.gz)")
+    dispatch_cmds.add_parsers(sub, common)
     notebook_tools.add_parser(sub)
     teacher.add_parser(sub)
     exercise.add_parser(sub)

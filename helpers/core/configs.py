@@ -52,6 +52,11 @@ class KernelConfig:
     def check_shape(self, M: int, N: int, K: int) -> None:
         """Raises ValueError when the kernel cannot take this shape (none: bounds-checked)."""
 
+    def workspace_floats(self, M: int, N: int) -> int | None:
+        """None: the kernel has the course's signature. A number: it takes one more argument after C, a
+        float workspace of that many floats (0: not used; a one-float array is passed)."""
+        return None
+
     def label(self) -> str:
         return ", ".join(f"{f.name}={getattr(self, f.name)}" for f in dataclasses.fields(self))
 
@@ -319,6 +324,32 @@ class DoubleBufferConfig(WarpTileConfig):
 
     def template_args(self):
         return super().template_args() + (self.MIN_BLOCKS,)
+
+
+@dataclass(frozen=True)
+class SplitKConfig(DoubleBufferConfig):
+    """09's configuration with K split among SPLITS slices (grid z): each block multiplies one slice's
+    tiles; with SPLITS > 1 the blocks write raw sums to a SPLITS x M x N workspace and a second kernel
+    adds the slices in order (stage 11). SPLITS is a launch setting, not a template parameter."""
+    SPLITS: int = 1
+    MAX_SPLITS: ClassVar[int] = 64
+    REDUCE_KERNEL: ClassVar[str] = "reduce_split_k"
+    REDUCE_THREADS: ClassVar[int] = 256
+
+    def validate(self) -> None:
+        self._rule(1 <= self.SPLITS <= self.MAX_SPLITS, f"SPLITS = {self.SPLITS}: from 1 (no split) to "
+                                                        f"{self.MAX_SPLITS} slices of K.")
+        super().validate()
+
+    def grid(self, M, N):
+        return (ceil_div(N, self.BN), ceil_div(M, self.BM), self.SPLITS)
+
+    def workspace_floats(self, M: int, N: int) -> int | None:
+        return self.SPLITS * M * N if self.SPLITS > 1 else 0
+
+    def tile(self) -> DoubleBufferConfig:
+        """The same tiles without the split: the configuration of 09_double_buffering."""
+        return DoubleBufferConfig(*(getattr(self, f.name) for f in dataclasses.fields(DoubleBufferConfig)))
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from helpers.core.arch import ARCHS, arch_name
 from helpers.core.configs import KernelConfig
-from helpers.core.configs import AsyncCopyConfig, CoalescedConfig, DoubleBufferConfig, NaiveConfig, PaddedTile2DConfig, TensorCoreConfig, ThreadTile1DConfig, ThreadTile2DConfig, TileConfig, VectorizedConfig, WarpTileConfig, WgmmaConfig
+from helpers.core.configs import AsyncCopyConfig, CoalescedConfig, DoubleBufferConfig, NaiveConfig, PaddedTile2DConfig, SplitKConfig, TensorCoreConfig, ThreadTile1DConfig, ThreadTile2DConfig, TileConfig, VectorizedConfig, WarpTileConfig, WgmmaConfig
 from helpers.core.paths import KERNELS, NOTEBOOKS
 
 
@@ -216,7 +216,18 @@ REGISTRY: tuple[Stage, ...] = (
                 (WgmmaConfig(ROUND=1), WgmmaConfig(128, 128, 4), WgmmaConfig(64, 64, 3), WgmmaConfig(256, 128, 3)),
                 precision="tf32", gpu_arch="sm_90a", parent="10_tensor_cores"),
     )),
-    Stage("11", "autotuning", "Autotuning and the final ladder", "Searching tile sizes; every stage compared"),
+    Stage("11", "autotuning", "Autotuning, shape-aware dispatch and the final ladder",
+          "Searching tile sizes; a kernel per shape, split-K; every stage compared", (
+        Variant("11_split_k", "sgemm_split_k",
+                "09_double_buffering with K split among SPLITS slices (grid z) and the slices added in a fixed order",
+                SplitKConfig, SplitKConfig(),
+                (SplitKConfig(SPLITS=2), SplitKConfig(SPLITS=3), SplitKConfig(32, 64, 8, 32, 64, 8, 8, 1, SPLITS=7),
+                 SplitKConfig(128, 256, 8, 64, 64, 8, 16, 1, SPLITS=4)), parent="09_double_buffering",
+                spill_note=("the slice's first tile lives through the loop beside 09's registers: under the 128-register "
+                            "cap of MIN_BLOCKS = 2, ptxas 12.9 keeps 4 to 12 B in local memory on sm_75, sm_80, sm_86, "
+                            "sm_87, sm_89 and sm_120; sm_90 and sm_100 fit. Timed only on an H200 (sm_90); the dispatcher "
+                            "runs it only for SPLITS > 1 (09_double_buffering otherwise).")),
+    )),
 )
 
 

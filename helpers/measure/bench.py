@@ -129,11 +129,11 @@ def time_variant(variant: Variant, M: int, N: int, K: int, config: KernelConfig 
     M, N, K = check_timing(M, N, K, n_repeat)
     config = config or variant.default_for(backend.arch())   # this GPU's default
     config.check_shape(M, N, K)
-    kernel = gemm.kernel_for(variant, config)
     A, B, C = device_operands(M, N, K)
-    args = gemm.launch_args(M, N, K, 1.0, A, B, 0.0, C)
+    steps = gemm.launches(variant, config, M, N, K, 1.0, A, B, 0.0, C)
     C.fill(POISON)  # an element the kernel never writes keeps it, and the comparison shows it
-    kernel(config.grid(M, N), config.block(), args, shared_mem=config.shared_bytes())  # checked, synchronized
+    for step in steps:
+        step()  # checked, synchronized
     ref = cp.matmul(A, B)  # FP32
     rel = float(cp.max(cp.abs(C - ref)) / cp.max(cp.abs(ref)))
     # FP32 kernels agree with cuBLAS to rounding; TF32 ones to TF32's 10 mantissa bits (a wrong
@@ -143,8 +143,8 @@ def time_variant(variant: Variant, M: int, N: int, K: int, config: KernelConfig 
                                 f"largest difference {rel:.2e} of the largest element; not timing it.")
     # Timed without the per-call checks and synchronization of kernel(...): with them, each call
     # measured 0.3 ms of Python as well (10 % of stage 05 at 4096^3).
-    run = kernel.timed_launcher(config.grid(M, N), config.block(), args, shared_mem=config.shared_bytes())
-    return time_call(run, n_warmup, n_repeat), rel
+    calls = [step.timed() for step in steps]
+    return time_call(lambda: [call() for call in calls], n_warmup, n_repeat), rel
 
 
 def ladder(size: int, variants: tuple[Variant, ...], n_repeat: int = 50) -> list[dict]:
@@ -192,7 +192,7 @@ def precision_rows(size: int, kernels) -> list[dict]:
     for v, cfg in kernels:
         cfg = cfg or v.default_for(backend.arch())
         out = cp.full((size, size), POISON, cp.float32)
-        gemm.kernel_for(v, cfg)(cfg.grid(size, size), cfg.block(),
-                                gemm.launch_args(size, size, size, 1.0, A, B, 0.0, out), shared_mem=cfg.shared_bytes())
+        for step in gemm.launches(v, cfg, size, size, size, 1.0, A, B, 0.0, out):
+            step()
         rows.append(err(f"{v.name} ({cfg.label()})", out))
     return rows

@@ -135,8 +135,8 @@ def capture_variant(variant: Variant, config: KernelConfig | None = None, M: int
     verify.check_inputs(s, reference=False, what="tracing it")
     config.check_shape(M, N, K)
     A, B, C = verify.random_operands(s, np.random.default_rng())
-    grid = config.grid(M, N)
+    grid = config.grid(M, N)   # split-K: the kernel of the products, writing its slices to the workspace
     return capture(variant.path, variant.name_expression(config), grid, config.block(),
-                   gemm.launch_args(M, N, K, s.alpha, A, B, s.beta, C), blocks, config.shared_bytes())
+                   gemm.kernel_args(config, M, N, K, s.alpha, A, B, s.beta, C), blocks, config.shared_bytes())
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -128,6 +129,49 @@ def launch_args(M, N, K, alpha, A, B, beta, C) -> tuple:
     return (np.int32(M), np.int32(N), np.int32(K), np.float32(alpha), A, B, np.float32(beta), C)
 
 
+def kernel_args(config: KernelConfig, M: int, N: int, K: int, alpha, A, B, beta, C) -> tuple:
+    """The arguments of config's kernel: the course signature, and for a kernel with a workspace
+    (config.workspace_floats(M, N) not None) a fresh one of the current backend after C."""
+    args = launch_args(M, N, K, alpha, A, B, beta, C)
+    floats = config.workspace_floats(M, N)
+    if floats is None:
+        return args
+    return (*args, backend.current().xp.empty(max(1, floats), dtype=np.float32))
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One kernel launch of a product: the kernel, its geometry and its arguments."""
+    kernel: Kernel
+    grid: tuple
+    block: tuple
+    args: tuple
+    shared_mem: int
+
+    def __call__(self) -> float:
+        return self.kernel(self.grid, self.block, self.args, shared_mem=self.shared_mem)
+
+    def timed(self):
+        """The launch as a GPU call that only enqueues it (Kernel.timed_launcher)."""
+        return self.kernel.timed_launcher(self.grid, self.block, self.args, shared_mem=self.shared_mem)
+
+
+def launches(variant: Variant, config: KernelConfig, M: int, N: int, K: int, alpha, A, B, beta, C) -> list[Launch]:
+    """The launches that compute C = alpha A B + beta C on device arrays of the current backend: one for a
+    kernel of the course's signature; for one with a workspace (config.workspace_floats, split-K), the
+    kernel with a fresh workspace after C and, where the workspace is used, the kernel that finishes C."""
+    args = kernel_args(config, M, N, K, alpha, A, B, beta, C)
+    out = [Launch(kernel_for(variant, config), config.grid(M, N), config.block(), args, config.shared_bytes())]
+    if config.workspace_floats(M, N):
+        work = args[-1]
+        reduce = load_kernel(variant.path, config.REDUCE_KERNEL)
+        threads = config.REDUCE_THREADS
+        out.append(Launch(reduce, (-(-M * N // threads), 1, 1), (threads, 1, 1),
+                          (np.int32(M), np.int32(N), np.int32(config.SPLITS), np.float32(alpha), work,
+                           np.float32(beta), C), 0))
+    return out
+
+
 def run(variant: Variant, A, B, C=None, alpha: float = 1.0, beta: float = 0.0,
         config: KernelConfig | None = None) -> np.ndarray:
     """Runs `variant` on the current backend and returns the new C as a NumPy array.
@@ -135,12 +179,12 @@ def run(variant: Variant, A, B, C=None, alpha: float = 1.0, beta: float = 0.0,
     this GPU's architecture (backend.arch(); on the emulator TBT_ARCH, else sm_90)."""
     config = config or variant.default_for(backend.arch())
     M, N, K = check_operands(A, B, C)
-    check_problem(M, N, K, 0, f"running {variant.name}", alpha=alpha, beta=beta)
+    check_problem(M, N, K, 0, f"running {variant.name}", alpha=alpha, beta=beta,
+                  on_device=device_bytes(M, N, K) + 4 * (config.workspace_floats(M, N) or 0))
     config.check_shape(M, N, K)
     bk = backend.current()
-    kernel = kernel_for(variant, config)
     dA, dB = bk.to_device(A), bk.to_device(B)
     dC = bk.to_device(C if C is not None else np.zeros((M, N), np.float32))
-    kernel(config.grid(M, N), config.block(), launch_args(M, N, K, alpha, dA, dB, beta, dC),
-           shared_mem=config.shared_bytes())
+    for launch in launches(variant, config, M, N, K, alpha, dA, dB, beta, dC):
+        launch()
     return bk.to_host(dC)

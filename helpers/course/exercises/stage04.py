@@ -9,10 +9,11 @@ from helpers.core.arch import WARP_SIZE
 from helpers.course.exercises.feedback import Feedback, parse_pair, parse_whole_pair, right, wrong
 from helpers.course.exercises.traces import first_shared_load, words_and_wavefronts
 
-# Exercise 1: the occupancy calculator by hand, for the default configuration with the register
-# count the H200 run recorded for it (results/stages_04_05_h200_2026-11-22.json), so the answer
-# does not depend on the compiler installed here.
-EX04_1_REGISTERS = 80
+# Exercise 1: the occupancy calculator by hand, for the default configuration with a fixed register
+# count, so the answer does not depend on the compiler installed here. Not the 80 registers the H200
+# run recorded (results/stages_04_05_h200_2026-11-22.json): the notebook's table prints what those
+# give, above the exercise. 96 is what another compiler version might give the same kernel.
+EX04_1_REGISTERS = 96
 EX04_1_ARCH = "sm_90"
 
 
@@ -28,7 +29,7 @@ def _ex04_1_want() -> tuple[int, int]:
 
 def check_04_exercise_1(answer) -> Feedback:
     """(blocks, warps): how many blocks of the default 04 configuration, and so how many warps,
-    an SM of compute capability 9.0 holds at once with 80 registers per thread."""
+    an SM of compute capability 9.0 holds at once with EX04_1_REGISTERS registers per thread."""
     pair = parse_whole_pair(answer, "(blocks per SM, warps per SM)")
     if isinstance(pair, Feedback):
         return pair

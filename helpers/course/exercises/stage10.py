@@ -13,7 +13,13 @@ from helpers.core.paths import RESULTS_DIR
 from helpers.course.exercises.feedback import (Feedback, is_placeholder, parse_whole, parse_whole_pair, right,
                                                unanswered, wrong)
 
-EX10_1_CONFIG = dict(BM=128, BN=128, BK=32, WM=64, WN=64, STAGES=3, ROUND=1)   # 10's default
+EX10_DEFAULT = dict(BM=128, BN=128, BK=32, WM=64, WN=64, STAGES=3, ROUND=1)   # 10's default (exercise 2's launch)
+# Exercise 1: the default with 4 stages, which the notebook's table of configurations (above the
+# exercise) does not list; it lists the default's own bytes.
+EX10_1_CONFIG = dict(EX10_DEFAULT, STAGES=4)
+# Exercise 3: how close a ratio must be. Two decimals, as the question asks: 10_wgmma's own ratio
+# (2.65, quoted in its kernel file, which the notebook shows) is another kernel's and does not pass.
+EX10_3_TOLERANCE = 0.02
 
 
 def check_10_exercise_1(answer) -> Feedback:
@@ -53,7 +59,7 @@ def _ex10_2_counts() -> tuple[int, int]:
     """(multiply-adds, HMMA instructions) of the committed Nsight Compute launch of 10's default."""
     text = (stage10_results() / "ncu_10_metrics.csv").read_text()
     rows = csv.DictReader(line for line in text.splitlines() if line.startswith('"'))
-    c = configs.TensorCoreConfig(**EX10_1_CONFIG)
+    c = configs.TensorCoreConfig(**EX10_DEFAULT)
     name = stages.variant("10_tensor_cores").name_expression(c)
     hmma = next(int(r["Metric Value"].replace(",", "")) for r in rows
                 if name in r["Kernel Name"] and r["Metric Name"] == "sm__inst_executed_pipe_tensor_op_hmma.sum")
@@ -101,13 +107,17 @@ def check_10_exercise_3(answer) -> Feedback:
     except (TypeError, ValueError):
         return wrong(f"answer with a number (the ratio), not {answer!r}.")
     want = _ex10_3_ratio()
-    if abs(got - want) <= 0.1:
+    if abs(got - want) <= EX10_3_TOLERANCE:
         return right(f"{want:.2f}: dropping the low 13 bits errs {want:.1f} times as far as rounding them. Truncation "
                      "always shrinks an input, so each product is biased by about 2^-10 on top of the same spread as "
                      "rounding: sqrt(7) = 2.65 times the RMS error, as measured. Rounded inputs give what cuBLAS "
                      "in TF32 gives.")
     if abs(got - 1 / want) <= 0.05:
         return wrong("upside down: ROUND = 0's error over ROUND = 1's.")
+    if abs(got - want) <= 0.1:
+        return wrong(f"close, but not to two decimals: divide the two rms_err_over_rms values of 10_tensor_cores "
+                     f"(ROUND=0 over ROUND=1) in exp_10.json's precision rows. 10_wgmma's ratio, quoted in its "
+                     f"kernel file, is another kernel's measurement.")
     if abs(got - 2) <= 0.05:
         return wrong("2 is what one input's worst case says (2^-10 against 2^-11); read the measured RMS errors in "
                      "exp_10.json's precision rows.")

@@ -1,0 +1,236 @@
+// Stage 11: split-K.
+//
+// C = alpha * A * B + beta * C, row-major: A is M x K, B is K x N, C is M x N (not read if beta = 0).
+// What changed from 09_double_buffering: the K dimension is split among gridDim.z slices, so that a
+// shape with few tiles of C still gives every SM work. Block (x, y, z) multiplies the tiles of A and
+// B whose depth lies in slice z: a contiguous run of ceil(ceil(K / BK) / gridDim.z) tiles.
+// - With one slice (gridDim.z == 1) the block writes alpha * sum + beta * C to C, as 09 does.
+// - With S slices it writes its raw sum to slice z of `partial`, an S x M x N workspace, and a
+//   second kernel, reduce_split_k, adds the S slices in the order z = 0, 1, ..., S - 1 and writes
+//   alpha * sum + beta * C. The order is fixed, so the result is the same bits at every run (atomic
+//   adds into C would be faster to write and give different roundings from run to run).
+// The trade: S times as many blocks (a shape with 64 tiles fills 2 x 132 slots of an H200 with
+// S = 4), each with a K / S deep product, against the workspace's traffic: S x M x N floats written
+// and read back, and one more launch. Worth it when M x N is small and K long.
+// The rest (the warp tiles, the two buffers, the 16-byte accesses, the unchecked loads of an interior
+// block's full tiles, A's transposed tile with rows padded by 4) is 09's.
+//
+// Template parameters:
+//   BM, BN  rows and columns of the block tile of C
+//   BK      the depth of the tiles of A (BM x BK) and B (BK x BN) staged in shared memory
+//   WM, WN  rows and columns of a warp's tile (BM % WM == 0, BN % WN == 0)
+//   TM, TN  rows and columns of a thread's results, multiples of 4; (WM/TM) * (WN/TN) == 32, WM/TM even
+//   MIN_BLOCKS  blocks per SM the compiler must leave registers for (1: no limit beyond 255)
+// The block has (BM/WM) * (BN/WN) warps, BM*BN/(TM*TN) threads (at most 1024); BK is a multiple
+// of 4, and both tiles are a whole number of passes of the block in runs of 4:
+// (BM*BK/4) % threads == 0 and (BK*BN/4) % threads == 0. Shared memory: 2 * (BM + 4 + BN) * BK
+// floats.
+// Preconditions: `partial` holds gridDim.z * M * N floats when gridDim.z > 1 (unused, and may be
+// any pointer, with one slice). Otherwise none (tiles at the edges are padded with zeros; every access outside the
+// unchecked loop is bounds-checked; the 16-byte path is taken only where it is aligned. cudaMalloc
+// and CuPy give 256-byte aligned arrays, so with K % 4 == 0 and N % 4 == 0 every global access of
+// an interior tile is 16 bytes).
+// Launch: block (BM*BN/(TM*TN)), grid (ceil(N / BN), ceil(M / BM), S); with S > 1, then
+// reduce_split_k with one thread per element of C.
+
+// The 4 floats p[0..3] of a row, of which the first `count` lie inside the matrix (the others
+// read as 0): one 16-byte load when all 4 do and `aligned` says p is 16-byte aligned, else up
+// to 4 checked 4-byte loads.
+__device__ __forceinline__ float4 load4(const float* p, int count, bool aligned) {
+  if (aligned && count >= 4) return *reinterpret_cast<const float4*>(p);
+  return make_float4(count > 0 ? p[0] : 0.0f, count > 1 ? p[1] : 0.0f, count > 2 ? p[2] : 0.0f,
+                     count > 3 ? p[3] : 0.0f);
+}
+
+template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int MIN_BLOCKS>
+__global__ void __launch_bounds__(BM * BN / TM / TN, MIN_BLOCKS)
+    sgemm_split_k(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B,
+                  float beta, float* __restrict__ C, float* __restrict__ partial) {
+  constexpr int NUM_THREADS = BM * BN / TM / TN;
+  constexpr int WARP_COLS = BN / WN;                       // the warps' grid over the block tile
+  constexpr int LANE_ROWS = WM / TM, LANE_COLS = WN / TN;  // the lanes' grid over a warp tile
+  constexpr int A_RUNS = BM * BK / 4 / NUM_THREADS;  // runs of 4 floats a thread copies per tile of A
+  constexpr int B_RUNS = BK * BN / 4 / NUM_THREADS;  // and per tile of B
+  static_assert(BM >= 1 && BN >= 1 && BK >= 1 && TM >= 1 && TN >= 1, "tile sizes are at least 1");
+  static_assert(MIN_BLOCKS >= 1, "at least one block fits on an SM: MIN_BLOCKS >= 1");
+  static_assert(TM % 4 == 0 && TN % 4 == 0, "a thread's rows and columns come in runs of 4");
+  static_assert(BK % 4 == 0, "the A tile's rows are copied in runs of 4 floats: BK % 4 == 0");
+  static_assert(BM % WM == 0 && BN % WN == 0, "the block tile splits into whole warp tiles");
+  static_assert(WM % TM == 0 && WN % TN == 0, "a warp tile splits into whole thread tiles");
+  static_assert(LANE_ROWS * LANE_COLS == 32, "a warp tile holds 32 thread tiles: (WM/TM) * (WN/TN) == 32");
+  static_assert(LANE_ROWS % 2 == 0, "lanes pair up in rows of the warp tile: WM/TM is even");
+  static_assert(NUM_THREADS <= 1024, "a block holds at most 1024 threads: BM*BN/(TM*TN) <= 1024");
+  static_assert((BM * BK / 4) % NUM_THREADS == 0, "the block copies the A tile in whole passes of runs of 4");
+  static_assert((BK * BN / 4) % NUM_THREADS == 0, "the block copies the B tile in whole passes of runs of 4");
+  static_assert(2 * (BM + 4 + BN) * BK * sizeof(float) <= 48 * 1024,
+                "static shared memory is at most 48 KiB");
+  __shared__ __align__(16) float As[2][BK][BM + 4];  // two (BM, BK) tiles of A, transposed: As[s][k][m]
+  __shared__ __align__(16) float Bs[2][BK][BN];      // two (BK, BN) tiles of B
+  const int tid = threadIdx.x;
+  const int warp = tid / 32, lane = tid % 32;
+  const int warpRow = warp / WARP_COLS, warpCol = warp % WARP_COLS;
+  // Lane bit 0 -> row, the next bits -> column, the rest -> row: lanes n and n^1 share a column
+  // (their runs of B), lanes n and n^2 a row (their runs of A).
+  const int laneRow = lane / (2 * LANE_COLS) * 2 + lane % 2, laneCol = lane / 2 % LANE_COLS;
+  // The block tile's row of the thread's first run of A and column of its first run of B; run g
+  // lies g bands of 4*LANE_ROWS rows (4*LANE_COLS columns) further on.
+  const int rowBase = warpRow * WM + laneRow * 4, colBase = warpCol * WN + laneCol * 4;
+  const int blockRow = blockIdx.y * BM, blockCol = blockIdx.x * BN;
+  // Whether a run of 4 floats starting at a multiple of 4 is 16-byte aligned, per matrix.
+  const bool alignedA = K % 4 == 0 && reinterpret_cast<size_t>(A) % 16 == 0;
+  const bool alignedB = N % 4 == 0 && reinterpret_cast<size_t>(B) % 16 == 0;
+  const bool alignedC = N % 4 == 0 && reinterpret_cast<size_t>(C) % 16 == 0;
+  // This block's slice of K: tiles first .. first + numTiles - 1 (the last slices may get fewer, or none).
+  const int allTiles = (K + BK - 1) / BK, perSlice = (allTiles + gridDim.z - 1) / gridDim.z;
+  const int first = min(allTiles, (int)blockIdx.z * perSlice);
+  const int numTiles = min(allTiles - first, perSlice);
+  // In an interior block (its tiles inside A and B, every run aligned) the slice's tiles t <
+  // numUnchecked, all but a last partial one of K, need no checks. Elsewhere numUnchecked = 0.
+  const bool interior = blockRow + BM <= M && blockCol + BN <= N && alignedA && alignedB;
+  const int numUnchecked = interior ? min(numTiles, K / BK - first) : 0;
+  float acc[TM][TN] = {};     // (TM, TN) results in registers
+  float4 va[A_RUNS], vb[B_RUNS];  // the thread's runs of the next tiles, on their way from memory
+  float a[2][TM], b[2][TN];   // the thread's values of A and of B for steps k and k+1
+
+  // Load the tiles at depth k0 into va and vb, in passes of NUM_THREADS runs of 4 floats:
+  // consecutive threads take consecutive runs along a row (coalesced reads). checked == false:
+  // bare 16-byte loads. Each call passes a constant, and the compiler, inlining the lambda, keeps
+  // only that call's branch: no test is left in the unchecked loop.
+  auto load_tiles = [&](int k0, bool checked) {
+    const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);  // what the tiles hold past the edges
+#pragma unroll
+    for (int i = 0; i < A_RUNS; ++i) {  // A's (row, col .. col+3)
+      const int e = i * NUM_THREADS + tid;
+      const int row = blockRow + e / (BK / 4), col = k0 + e % (BK / 4) * 4;
+      const float* p = &A[row * K + col];
+      va[i] = !checked ? *reinterpret_cast<const float4*>(p) : row < M ? load4(p, K - col, alignedA) : zero;
+    }
+#pragma unroll
+    for (int i = 0; i < B_RUNS; ++i) {  // B's (row, col .. col+3)
+      const int e = i * NUM_THREADS + tid;
+      const int row = k0 + e / (BN / 4), col = blockCol + e % (BN / 4) * 4;
+      const float* p = &B[row * N + col];
+      vb[i] = !checked ? *reinterpret_cast<const float4*>(p) : row < K ? load4(p, N - col, alignedB) : zero;
+    }
+  };
+  // Store va and vb into buffer s (the stores wait for the loads).
+  auto store_tiles = [&](int s) {
+#pragma unroll
+    for (int i = 0; i < A_RUNS; ++i) {
+      const int e = i * NUM_THREADS + tid;
+      const int r = e / (BK / 4), c = e % (BK / 4) * 4;  // (r, c .. c+3) of the tile
+      As[s][c + 0][r] = va[i].x;  // transposed: 4 stores, down column r of As
+      As[s][c + 1][r] = va[i].y;
+      As[s][c + 2][r] = va[i].z;
+      As[s][c + 3][r] = va[i].w;
+    }
+#pragma unroll
+    for (int i = 0; i < B_RUNS; ++i) {
+      const int e = i * NUM_THREADS + tid;
+      *reinterpret_cast<float4*>(&Bs[s][e / (BN / 4)][e % (BN / 4) * 4]) = vb[i];
+    }
+  };
+
+  // Buffer s, step k -> the values a[f], b[f]: TM/4 + TN/4 shared loads of 16 bytes.
+  auto load_values = [&](int s, int k, int f) {
+#pragma unroll
+    for (int g = 0; g < TM / 4; ++g) {
+      const float4 v = *reinterpret_cast<const float4*>(&As[s][k][rowBase + g * 4 * LANE_ROWS]);
+      a[f][4 * g + 0] = v.x; a[f][4 * g + 1] = v.y; a[f][4 * g + 2] = v.z; a[f][4 * g + 3] = v.w;
+    }
+#pragma unroll
+    for (int g = 0; g < TN / 4; ++g) {
+      const float4 v = *reinterpret_cast<const float4*>(&Bs[s][k][colBase + g * 4 * LANE_COLS]);
+      b[f][4 * g + 0] = v.x; b[f][4 * g + 1] = v.y; b[f][4 * g + 2] = v.z; b[f][4 * g + 3] = v.w;
+    }
+  };
+  // The BK steps of the tiles in buffer s, whose step 0 values are in a[0], b[0]. With `more`, the
+  // next tiles, loaded into va and vb meanwhile, are stored into the other buffer before the last
+  // step, and that buffer's step 0 values read into a[0], b[0].
+  auto multiply_tiles = [&](int s, bool more) {
+#pragma unroll
+    for (int k = 0; k < BK; ++k) {
+      if (k + 1 < BK) {
+        load_values(s, k + 1, (k + 1) % 2);
+      } else if (more) {
+        // Buffer 1-s was last read during the previous tiles, before the barrier that ended them.
+        store_tiles(1 - s);
+        __syncthreads();  // the next tiles are complete before anyone reads them
+        load_values(1 - s, 0, 0);  // (BK is even: slot (k+1) % 2 == 0)
+      }
+      // TM * TN multiply-adds from registers, while the loads above are in flight.
+#pragma unroll
+      for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] += a[k % 2][i] * b[k % 2][j];
+    }
+  };
+
+  if (numUnchecked > 0) load_tiles(first * BK, false); else load_tiles(first * BK, true);
+  store_tiles(0);
+  __syncthreads();  // tiles 0 are complete before anyone reads them
+  load_values(0, 0, 0);
+  int t = 0;
+  // Tiles t+1 and t+2 of the slice are full tiles of an interior block: no checks. Two tiles a pass, so
+  // that each pass's buffers are constants (t is even: tiles t are in buffer 0).
+  for (; t + 2 < numUnchecked; t += 2) {
+    load_tiles((first + t + 1) * BK, false);  // in flight during the BK steps of tiles t
+    multiply_tiles(0, true);
+    load_tiles((first + t + 2) * BK, false);
+    multiply_tiles(1, true);
+  }
+  for (; t < numTiles; ++t) {  // the rest: edge blocks, a last partial tile, misaligned operands
+    const bool more = t + 1 < numTiles;
+    if (more) load_tiles((first + t + 1) * BK, true);
+    multiply_tiles(t % 2, more);
+  }
+  // acc[i][j] belongs to row rowBase + (i/4)*4*LANE_ROWS + i%4 of the block tile and to column
+  // colBase + (j/4)*4*LANE_COLS + j%4. One slice: C is updated 4 columns at a time, as in 09. More:
+  // the raw sums go to this slice's M x N part of `partial`, which reduce_split_k finishes.
+  const bool split = gridDim.z > 1;
+  float* out = split ? partial + (size_t)blockIdx.z * M * N : C;
+  const bool alignedOut = N % 4 == 0 && reinterpret_cast<size_t>(out) % 16 == 0;
+#pragma unroll
+  for (int i = 0; i < TM; ++i) {
+    const int row = blockRow + rowBase + (i / 4) * 4 * LANE_ROWS + i % 4;
+    if (row >= M) continue;
+#pragma unroll
+    for (int g = 0; g < TN / 4; ++g) {
+      const int col = blockCol + colBase + g * 4 * LANE_COLS;
+      float* p = &out[row * N + col];
+      if (split) {
+        if (alignedOut && col + 4 <= N) {
+          *reinterpret_cast<float4*>(p) = make_float4(acc[i][4 * g + 0], acc[i][4 * g + 1], acc[i][4 * g + 2],
+                                                      acc[i][4 * g + 3]);
+        } else {
+#pragma unroll
+          for (int j = 0; j < 4; ++j)
+            if (col + j < N) p[j] = acc[i][4 * g + j];
+        }
+      } else if (alignedOut && col + 4 <= N) {
+        float4 v = beta == 0.0f ? make_float4(0.0f, 0.0f, 0.0f, 0.0f) : *reinterpret_cast<const float4*>(p);
+        v.x = alpha * acc[i][4 * g + 0] + beta * v.x;
+        v.y = alpha * acc[i][4 * g + 1] + beta * v.y;
+        v.z = alpha * acc[i][4 * g + 2] + beta * v.z;
+        v.w = alpha * acc[i][4 * g + 3] + beta * v.w;
+        *reinterpret_cast<float4*>(p) = v;
+      } else {
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+          if (col + j < N) p[j] = alpha * acc[i][4 * g + j] + beta * (beta == 0.0f ? 0.0f : p[j]);
+      }
+    }
+  }
+}
+
+// C = alpha * (partial[0] + partial[1] + ... + partial[S-1]) + beta * C, element by element, the slices
+// added in that order (the same bits at every run). One thread per element; consecutive threads take
+// consecutive elements (coalesced). Launch: block (256), grid (ceil(M * N / 256)).
+__global__ void reduce_split_k(int M, int N, int S, float alpha, const float* __restrict__ partial, float beta,
+                               float* __restrict__ C) {
+  const size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x, size = (size_t)M * N;
+  if (e >= size) return;
+  float sum = 0.0f;
+  for (int z = 0; z < S; ++z) sum += partial[z * size + e];
+  C[e] = alpha * sum + beta * (beta == 0.0f ? 0.0f : C[e]);
+}
