@@ -44,7 +44,7 @@ def invocation() -> str:
     module, the path relative to the repository for a script (never a machine's own folders)."""
     main = sys.modules.get("__main__")
     spec = getattr(main, "__spec__", None)
-    program = f"-m {spec.name}" if spec is not None else paths.rel(sys.argv[0])
+    program = f"-m {spec.name.removesuffix('.__main__')}" if spec is not None else paths.rel(sys.argv[0])
     return " ".join(["python", program, *sys.argv[1:]])
 
 

@@ -25,7 +25,7 @@ Bytes are 4 per float; all counts are exact for any M, N, K, including edge bloc
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 from helpers.core.arch import FLOAT_BYTES
@@ -202,6 +202,15 @@ def wgmma(config, M: int, N: int, K: int) -> Intensity:
                      panel, panel, blocks * tiles * per_tile * FLOAT_BYTES)
 
 
+def split_k(config, M: int, N: int, K: int) -> Intensity:
+    """11_split_k: 09's traffic (the slices partition K's tiles, so the panels and the shared loads add
+    up to 09's), and with SPLITS = S > 1 the workspace: S x M x N floats written by the products and
+    read back by the reduction, which reads and writes C as 09's blocks do."""
+    r = _thread_tiling("11_split_k", config, config.TN, M, N, K)
+    work = 2 * config.SPLITS * M * N * FLOAT_BYTES if config.SPLITS > 1 else 0
+    return replace(r, dram_bytes=r.dram_bytes + work, request_bytes=r.request_bytes + work)
+
+
 _STAGES_06_09 = ("06_padded", "06_transposed_a", "06_swizzled", "07_vectorized", "08_warp_tiling",
                  "09_double_buffering", "09_async_copy")
 
@@ -215,6 +224,7 @@ MODELS: dict[str, Callable[..., Intensity]] = {
     **{name: _same_traffic_as_05(name) for name in _STAGES_06_09},
     "10_tensor_cores": tensor_cores,
     "10_wgmma": wgmma,
+    "11_split_k": split_k,
 }
 
 _IDEAL = "ideal (each matrix once): 2MNK / 4(MK + KN + 2MN)"
@@ -250,6 +260,9 @@ FORMULAS["10_tensor_cores"] = FORMULAS["05_2d_thread_tiling"][:3] + (
     "smem: per 8 steps of K a warp loads WM/16 fragments of A and WN/16 of B (128 floats each) for "
     "(WM/16)·(WN/16) mma_syncs of 16·16·8 FMAs: 2·WM·WN/(WM+WN) FMAs per load, WM·WN/(WM+WN) FLOP/B "
     "(plus the staging of C, and with ROUND = 2 one read and write of each tile element)",)
+FORMULAS["11_split_k"] = FORMULAS["05_2d_thread_tiling"][:1] + (
+    "dram with SPLITS = S > 1: 09's, plus the workspace: S·M·N floats written and read back (8·S·M·N bytes)",) + \
+    FORMULAS["05_2d_thread_tiling"][1:]
 FORMULAS["10_wgmma"] = FORMULAS["05_2d_thread_tiling"][:3] + (
     "smem: per 32 steps of K each of the BN/64 warpgroups' wgmmas read A's BM × 32 tile (tensor cores), "
     "and B's BN × 32 tile is loaded once into fragments: 32·BN·(1 + BM/64) floats per 64·BM·BN FLOPs, "
