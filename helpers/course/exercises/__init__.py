@@ -32,7 +32,7 @@ from helpers.course.exercises.stage09 import (broken_double_buffering, broken_do
 from helpers.course.exercises.stage10 import (check_10_exercise_1, check_10_exercise_2, check_10_exercise_3,
                                               check_10_exercise_4)
 from helpers.course.exercises.stage11 import (EX11_1_RANGES, EX11_2_CONFIGS, check_11_exercise_1,
-                                              check_11_exercise_2, check_11_exercise_3)
+                                              check_11_exercise_2, check_11_exercise_3, check_11_exercise_5)
 
 __all__ = [
     "CHECKERS", "CHECKER_NAME", "SOLUTIONS", "STAGE_MODULES", "Feedback", "is_placeholder", "solution",
@@ -48,7 +48,7 @@ __all__ = [
     "check_08_exercise_1", "check_08_exercise_2",
     "check_09_exercise_1", "check_09_exercise_2", "check_09_exercise_3",
     "check_10_exercise_1", "check_10_exercise_2", "check_10_exercise_3", "check_10_exercise_4",
-    "check_11_exercise_1", "check_11_exercise_2", "check_11_exercise_3",
+    "check_11_exercise_1", "check_11_exercise_2", "check_11_exercise_3", "check_11_exercise_5",
 ]
 
 STAGE_MODULES = (stage01, stage02, stage03, stage04, stage05, stage06, stage07, stage08, stage09, stage10, stage11)

@@ -8,7 +8,8 @@ import re
 from helpers.course.exercises.feedback import (Feedback, is_placeholder, is_placeholder_set, parse_pair, right,
                                                unanswered, wrong)
 from helpers.measure import tuning_space
-from helpers.views import ladder_report
+from helpers.run import dispatch
+from helpers.views import dispatch_plots, ladder_report
 
 EX11_1_VARIANT = "04_1d_thread_tiling"
 EX11_1_RANGES = {"BM": (32, 64, 128), "BN": (32, 64, 128), "BK": (16,), "TM": (4, 8, 16, 32)}   # 36 combinations
@@ -156,8 +157,38 @@ def check_11_exercise_3(answer) -> Feedback:
 
 
 # checker -> the arguments that make it say "Correct"
+EX11_5_GPU = "NVIDIA H200"   # the prediction is about the GPU of the committed table
+
+
+def _ex11_5_answer() -> tuple[int, int]:
+    """(blocks of 1000^3 with 128 x 128 tiles, whole waves 4097^3 needs beyond 4096^3's) on the H200."""
+    machine = dispatch.table_for(EX11_5_GPU).machine
+    w1000 = dispatch_plots.waves(1000, 1000, 1000, "128x128", 1, machine)
+    w4096, w4097 = (dispatch_plots.waves(n, n, n, "128x128", 1, machine) for n in (4096, 4097))
+    return w1000["blocks"], w4097["whole waves"] - w4096["whole waves"]
+
+
+def check_11_exercise_5(answer) -> Feedback:
+    """A prediction before section 6 measures it: (blocks 1000^3 launches with 128 x 128 tiles, how many more
+    whole waves 4097^3 takes than 4096^3) on an H200: 132 SMs, two such blocks each."""
+    pair = parse_pair(answer, "(blocks at 1000³, more waves at 4097³)")
+    if isinstance(pair, Feedback):
+        return pair
+    blocks, extra = _ex11_5_answer()
+    if pair == (blocks, extra):
+        return right(f"{blocks} blocks: ⌈1000/128⌉² = 8 × 8. They fill {blocks} of the 264 slots, "
+                     f"{100 * blocks / 264:.0f} % of one wave, so most of the GPU idles. 4097³ needs 33 × 33 = 1,089 "
+                     f"blocks, 4.1 waves: {extra} whole wave more than 4096³'s 3.9, for 0.07 % more work.")
+    if pair[0] != blocks:
+        return wrong("count the tiles: a block computes a 128 × 128 tile of C, so ⌈1000 / 128⌉ tiles along each side "
+                     "of the 1000 × 1000 result. (K does not change the number of blocks.)")
+    return wrong("waves = blocks / (132 SMs × 2 blocks each), rounded up. 4096 / 128 = 32 tiles a side; 4097 needs "
+                 "one more tile in each direction. Count both, divide by 264, round up, subtract.")
+
+
 SOLUTIONS = {
     check_11_exercise_1: lambda: (_ex11_1_counts(),),
     check_11_exercise_2: lambda: (_candidates(_ex11_2_rules()),),
     check_11_exercise_3: lambda: (_ex11_3_best(_ex11_3_steps())["variant"][:2],),
+    check_11_exercise_5: lambda: (_ex11_5_answer(),),
 }
