@@ -88,7 +88,7 @@ def test_correct_for_every_residue_of_K_and_N_modulo_4(M, N, K, cpu_backend):
 
 # ---- exercise 1 --------------------------------------------------------------------------------
 def ex1_want():
-    c = V07.default
+    c = ex.ex07_1_config()
     n16 = c.BM * c.BK // 4 // 32
     return n16, 4 * n16, c.threads() // 32
 

@@ -10,11 +10,11 @@ from helpers.core import stages
 
 
 @pytest.mark.parametrize("answer, ok, says", [
-    ((8, 4), True, "8 warp tiles"),
-    ((256, 4), False, "number of threads"),
-    ((4, 4), False, "how many fit"),
-    ((8, 8), False, "WN / TN"),
-    ((8, 32), False, "all the lanes"),
+    ((4, 8), True, "4 warp tiles"),
+    ((128, 8), False, "number of threads"),
+    ((2, 8), False, "how many fit"),
+    ((4, 4), False, "WN / TN"),
+    ((4, 32), False, "all the lanes"),
     (("?", "?"), False, "placeholders"),
     ("eight", False, "two whole numbers"),
 ])
@@ -24,10 +24,10 @@ def test_exercise_08_1(answer, ok, says):
 
 
 @pytest.mark.parametrize("answer, ok, says", [
-    (16640, True, "16640 bytes"),
+    (16896, True, "16896 bytes"),
     (16384, False, "padded by 4"),
-    (4160, False, "number of floats"),
-    (8320, False, "BK is 16"),
+    (4224, False, "number of floats"),
+    (8448, False, "BK is 32"),
     ("?", False, "placeholder"),
     ("lots", False, "whole number"),
 ])
@@ -37,11 +37,11 @@ def test_exercise_08_2(answer, ok, says):
 
 
 @pytest.mark.parametrize("answer, ok, says", [
-    (24960, True, "24960 bytes"),
-    (8320, False, "one stage"),
-    (16640, False, "two buffers"),
-    (24576, False, "padding"),
-    (6240, False, "number of floats"),
+    (37248, True, "37248 bytes"),
+    (12416, False, "one stage"),
+    (24832, False, "two buffers"),
+    (36864, False, "padding"),
+    (9312, False, "number of floats"),
     ("?", False, "placeholder"),
 ])
 def test_exercise_09_1(answer, ok, says):
@@ -50,10 +50,10 @@ def test_exercise_09_1(answer, ok, says):
 
 
 @pytest.mark.parametrize("answer, ok, says", [
-    (5, True, "5 of 7"),
+    (9, True, "9 of 11"),
     (0, False, "stage 08"),
-    (6, False, "no next tile"),
-    (7, False, "first interval only loads"),
+    (10, False, "no next tile"),
+    (11, False, "first interval only loads"),
     (3, False, "count the intervals"),
 ])
 def test_exercise_09_2(answer, ok, says):

@@ -432,12 +432,12 @@ def test_exercise_4(block, ok, says):
 
 
 @pytest.mark.parametrize("answer, ok, says", [
-    ((1, 16), True, "drop by the tile size"),
-    ((16, 1), False, "swapped"),
-    ((4, 16), False, "number of tiles along K"),
-    ((2, 16), False, "count the loads of A"),
-    ((1, 256), False, "counts too many threads"),
-    ((1, 8), False, "the tiled count is right"),
+    ((1, 8), True, "drop by the tile size"),
+    ((8, 1), False, "swapped"),
+    ((8, 8), False, "number of tiles along K"),
+    ((2, 8), False, "count the loads of A"),
+    ((1, 64), False, "counts too many threads"),
+    ((1, 4), False, "the tiled count is right"),
     (("?", "?"), False, "placeholders"),
     ("x", False, "whole numbers"),
     ((1, 2, 3), False, "exactly two"),
@@ -471,13 +471,13 @@ def test_thread_tiling_notebooks_are_in_house_form(name):
 
 
 @pytest.mark.parametrize("answer, ok, says", [
-    ((3, 24), True, "37.5% occupancy"),
+    ((2, 16), True, "25.0% occupancy"),
     ((8, 64), False, "warp slots"),
     ((32, 256), False, "most blocks an SM can hold"),
     ((25, 200), False, "shared memory allows 25 blocks"),
-    ((4, 32), False, "round down"),
-    ((3, 25), False, "whole blocks"),
-    ((2, 16), False, "Work out each limit"),
+    ((3, 24), False, "round down"),
+    ((2, 17), False, "whole blocks"),
+    ((4, 32), False, "Work out each limit"),
     ((3.5, 28), False, "whole numbers"),
     (("?", 24), False, "placeholders"),
     ((1, 2, 3), False, "exactly two"),
@@ -509,13 +509,13 @@ def test_exercise_04_2(answer, ok, says):
 
 
 @pytest.mark.parametrize("answer, ok, says", [
-    ((3.2, 4), True, "square tile"),
-    ((16 / 5, 4.0), True, "square tile"),
-    ((4, 3.2), False, "swapped"),
-    ((64, 64), False, "per step of k"),
-    ((20, 16), False, "shared loads per step"),
-    ((1.6, 2), False, "FLOP per shared byte"),
-    ((16 / 17, 8 / 9), False, "stage 04"),
+    ((6.4, 8), True, "square tile"),
+    ((32 / 5, 8.0), True, "square tile"),
+    ((8, 6.4), False, "swapped"),
+    ((256, 256), False, "per step of k"),
+    ((40, 32), False, "shared loads per step"),
+    ((3.2, 4), False, "FLOP per shared byte"),
+    ((32 / 33, 16 / 17), False, "stage 04"),
     ((1, 1), False, "count a thread's shared loads"),
     (("?", "?"), False, "placeholders"),
     ("ab", False, "two numbers"),
@@ -527,12 +527,12 @@ def test_exercise_05_1(answer, ok, says):
 
 
 @pytest.mark.parametrize("answer, ok, says", [
-    ((16, 4), True, "4-way conflict"),
-    ((32, 4), False, "same threadCol"),
-    ((8, 1), False, "one j for the whole warp"),
+    ((16, 2), True, "2-way conflict"),
+    ((32, 2), False, "same threadCol"),
+    ((4, 1), False, "one j for the whole warp"),
     ((16, 1), False, "which banks"),
     ((16, 16), False, "16 words in one bank"),
-    ((16, 2), False, "the words are right"),
+    ((16, 3), False, "the words are right"),
     ((5, 5), False, "how many different values"),
     (("?", 1), False, "placeholders"),
 ])
