@@ -170,8 +170,10 @@ def config_from_row(variant: stages.Variant, row: dict):
 
 def points_from_rows(rows, source: str, level: str = "dram", label_shape: bool = False) -> list[Point]:
     """Timing rows (dicts with variant, M, N, K, tflops, optional config) of registered variants as
-    points: intensity from the variant's model at the row's shape and configuration."""
-    _check_level(level)
+    points: intensity from the variant's model at the row's shape and configuration. level="smem": FLOP per byte
+    loaded from shared memory, for the shared-memory roofline (rows whose kernel loads none are left out)."""
+    if level != "smem":
+        _check_level(level)
     points = []
     for r in rows:
         v = stages.variant(r["variant"])
@@ -179,6 +181,8 @@ def points_from_rows(rows, source: str, level: str = "dram", label_shape: bool =
         if config is None:
             continue
         x = intensity.intensity(v, int(r["M"]), int(r["N"]), int(r["K"]), config).level(level)
+        if x is None:
+            continue
         label = v.name + (f" {r['M']}x{r['N']}x{r['K']}" if label_shape else "")
         points.append(Point(label, x, float(r["tflops"]), source, v.name))
     return points

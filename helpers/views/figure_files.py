@@ -7,7 +7,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
-from helpers.views.ladder_report import draw_11_ladder, draw_11_roofline  # noqa: E402  (drawn from the newest committed ladder)
+from helpers.views.ladder_report import draw_11_ladder, draw_11_roofline, draw_11_smem_roofline  # noqa: E402  (drawn from the newest committed ladder)
 from helpers.core.paths import FIGURES_DIR
 from helpers.views.dispatch_plots import draw_11_sweep
 from helpers.views.figures import draw_02_naive_mapping, draw_03_bank_grid, draw_03_reuse
@@ -19,6 +19,7 @@ FIGURES: dict[str, Callable[[Path], Path]] = {
     "03_smem_tiling_reuse": draw_03_reuse,
     "11_autotuning_ladder": draw_11_ladder,
     "11_autotuning_roofline": draw_11_roofline,
+    "11_autotuning_smem_roofline": draw_11_smem_roofline,
     "11_autotuning_sweep": draw_11_sweep,
 }
 

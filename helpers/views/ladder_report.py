@@ -35,6 +35,7 @@ from helpers.core.paths import RESULTS_DIR
 from helpers.core.paths import README
 from helpers.core.markdown import Markdown
 from helpers.core.paths import FIGURES_DIR
+from helpers.core.arch import BANKS, FLOAT_BYTES
 
 LADDER_GLOB = "gpu_*/ladder.json"
 BEGIN = "<!-- results-table: begin (made by `python -m helpers results-table --write`; do not edit) -->"
@@ -273,8 +274,10 @@ def plot_ladder(ladder: Ladder | None = None):
                    label=f"cuBLAS {PRECISION_NAMES.get(precision, precision)}: {c['tflops']:.2f} TFLOP/s")
     ax.set_yticks(range(len(rows)), [r["variant"] for r in rows])
     ax.invert_yaxis()
-    ax.set_xlim(0, top * 1.45)   # room for the labels
-    ax.set_xlabel(f"TFLOP/s at {lad.size}x{lad.size}x{lad.size} (2MNK / median time)")
+    low = min(r["tflops"] for r in rows)
+    ax.set_xscale("log")   # 0.5 to 300 TFLOP/s: on a linear axis the first stages' bars vanish
+    ax.set_xlim(low / 2, top * 12)   # room for the labels
+    ax.set_xlabel(f"TFLOP/s at {lad.size}x{lad.size}x{lad.size} (2MNK / median time), log scale")
     ax.grid(True, axis="x", alpha=0.3)
     ax.legend(loc="upper right", fontsize=8.5)   # the first stages' bars are the shortest
     ax.set_title(f"Every stage's kernels on {lad.gpu}, {lad.date}")
@@ -328,6 +331,56 @@ def plot_ladder_roofline(ladder: Ladder | None = None, directory: Path | str = R
         ax.text(1.01, 0.0, "\n".join(_wrap(n, 48) for n in notes), transform=ax.transAxes, ha="left",
                 va="bottom", fontsize=8, color="#333333")
     return fig
+
+
+def smem_ceilings(ladder: Ladder, directory: Path | str = RESULTS_DIR) -> roofline.Ceilings:
+    """The shared-memory roofline's roofs: the FP32 peak of ladder_ceilings, and the shared-memory bandwidth,
+    BANKS banks x 4 bytes x the SM clock x the SMs, from the GPU's SM count and clock in the ladder's provenance."""
+    c = ladder_ceilings(ladder, directory)
+    p = ladder.provenance
+    sms, ghz = p.get("sm_count"), p.get("sm_clock_ghz")
+    if not sms or not ghz:
+        raise CourseError(f"{ladder.source} records no sm_count and sm_clock_ghz in its provenance: the shared-memory "
+                          f"bandwidth (banks x 4 B x clock x SMs) needs both.")
+    tbs = BANKS * FLOAT_BYTES * ghz * 1e9 * sms / 1e12
+    return replace(c, dram_tbs=tbs, copy_tbs=None, copy_source=None,
+                   detail=f"{c.detail or c.source}; shared memory: {BANKS} banks x {FLOAT_BYTES} B x {ghz:g} GHz x "
+                          f"{sms} SMs = {tbs:.1f} TB/s (the ladder's provenance)")
+
+
+def plot_ladder_smem_roofline(ladder: Ladder | None = None, directory: Path | str = RESULTS_DIR):
+    """Every timed FP32 kernel of the ladder that stages tiles in shared memory, on the roofline of shared-memory
+    traffic: FLOP per byte loaded from shared memory (its stage's model) against the shared-memory bandwidth.
+    Stages 05-09 share their DRAM intensity (the same block tile) and separate here. Returns the figure."""
+    import matplotlib.pyplot as plt
+    lad = ladder or load_ladder()
+    names = {v.name for v in stages.variants()}
+    rows = []
+    for r in lad.kernels:
+        if not (_timed(r) and r["variant"] in names and r["variant"] in intensity.MODELS and _precision(r) == "fp32"):
+            continue
+        v = stages.variant(r["variant"])
+        config = roofline.config_from_row(v, r)
+        if config is not None and intensity.intensity(v, lad.size, lad.size, lad.size, config).smem:
+            rows.append({"M": lad.size, "N": lad.size, "K": lad.size, **r})
+    points = roofline.points_from_rows(rows, f"{lad.size}^3, measured on {lad.gpu}, {lad.date} (`{lad.source}`)",
+                                       level="smem")
+    fig, ax = plt.subplots(figsize=(11, 6))
+    roofline_plot.plot_roofline(smem_ceilings(lad, directory), points, ax=ax, labels=False,
+                                colors=_palette(r["variant"] for r in lad.kernels), memory="shared memory",
+                                title=f"FP32 stages on the shared-memory roofline of {lad.gpu}, {lad.date}")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)
+    ax.text(1.01, 0.0, _wrap("Shared-memory intensity: FLOPs per byte the threads load from shared memory "
+                             "(helpers.intensity; a 16-byte load counts 16 bytes). The naive kernels use none; TF32 "
+                             "kernels run on the tensor cores, whose roof is another (notebook 10).", 48),
+            transform=ax.transAxes, ha="left", va="bottom", fontsize=8, color="#333333")
+    return fig
+
+
+def draw_11_smem_roofline(path: Path, ladder: Ladder | None = None) -> Path:
+    """figures/11_autotuning_smem_roofline.svg: plot_ladder_smem_roofline() of the newest committed ladder."""
+    with matplotlib.rc_context(SVG_RC):
+        return save_svg(plot_ladder_smem_roofline(ladder), path)
 
 
 def draw_11_ladder(path: Path, ladder: Ladder | None = None) -> Path:

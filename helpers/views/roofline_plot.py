@@ -35,11 +35,12 @@ def roofline(gpu_name: str = "NVIDIA H200", level: str = "dram"):
 
 # ---- the figure -------------------------------------------------------------------------------------
 def plot_roofline(ceilings: Ceilings, points=(), ax=None, title: str | None = None, labels: bool = True,
-                  colors: dict[str, str] | None = None):
+                  colors: dict[str, str] | None = None, memory: str = "DRAM"):
     """Log-log roofline: the FP32 and DRAM roofs, the ridge point, measured ceilings dashed, and the
     points, each labelled beside it (labels=False: one legend entry per variant instead, for many
     points; `colors` maps a variant to its colour). Draws only what it is given; the sources go in a
-    note under the axes. Returns the figure."""
+    note under the axes. `memory` names the level whose bandwidth is ceilings.dram_tbs ("shared memory": points at
+    FLOP per byte loaded from shared memory). Returns the figure."""
     import matplotlib.pyplot as plt
     import numpy as np
     points = list(points)
@@ -54,7 +55,7 @@ def plot_roofline(ceilings: Ceilings, points=(), ax=None, title: str | None = No
     y_lo = min(ys) / 3
     x = np.geomspace(lo, hi, 400)
     ax.plot(x, np.minimum(peak, bw * x), color="black", linewidth=2,
-            label=f"roofs ({ceilings.source}): {peak:.1f} TFLOP/s FP32, {bw:.2f} TB/s DRAM")
+            label=f"roofs ({ceilings.source}): {peak:.1f} TFLOP/s FP32, {bw:.2f} TB/s {memory}")
     ax.plot([ridge, ridge], [y_lo, peak], color="black", linestyle=":", linewidth=1)
     ax.plot([ridge], [peak], marker="o", color="black")
     ax.annotate(f"ridge point {ridge:.1f} FLOP/B", xy=(ridge, peak), xytext=(4, 8), textcoords="offset points",
@@ -83,7 +84,7 @@ def plot_roofline(ceilings: Ceilings, points=(), ax=None, title: str | None = No
     ax.set_yscale("log")
     ax.set_ylim(y_lo, peak * 2.5)
     ax.set_xlim(lo, hi)
-    ax.set_xlabel("arithmetic intensity (FLOP per byte of DRAM traffic, from helpers.intensity)")
+    ax.set_xlabel(f"arithmetic intensity (FLOP per byte of {memory} traffic, from helpers.intensity)")
     ax.set_ylabel("TFLOP/s")
     ax.grid(True, which="both", alpha=0.25)
     ax.legend(loc="upper left", fontsize=8)   # above the DRAM roof, where no kernel can be

@@ -107,7 +107,12 @@ def test_points_from_rows_use_the_model_at_the_measured_shape():
     (p,) = roofline.points_from_rows(rows, "s", level="requests")
     assert p.intensity_flop_per_byte == expected.requests
     with pytest.raises(ValueError, match="DRAM"):
-        roofline.points_from_rows(rows, "s", level="smem")
+        roofline.points_from_rows(rows, "s", level="l1")
+    # the shared-memory roofline's points: kernels that load nothing from shared memory have none
+    assert roofline.points_from_rows(rows, "s", level="smem") == []
+    tiled = [{"variant": "03_smem_tiling", "M": 256, "N": 256, "K": 256, "tflops": 2.0, "config": "tile=32"}]
+    (p,) = roofline.points_from_rows(tiled, "s", level="smem")
+    assert p.intensity_flop_per_byte == pytest.approx(0.25)   # one multiply-add per two 4-byte loads
 
 
 def _write(path: Path, gpu: str | None, date: str, rows: list, **extra):
