@@ -30,7 +30,8 @@ def add_parsers(sub, common) -> None:
     s.add_argument("--sizes", type=_shapes, default=dispatch_table.SWEEP_SHAPES,
                    help="N (a square) or MxNxK, comma-separated (default: a list of squares, odd, K = 512, "
                         "tall-skinny and long-K shapes)")
-    s.add_argument("--repeat", type=int, default=30, help="timed launches per kernel (default 30)")
+    s.add_argument("--repeat", type=int, default=30, help="timed launches per kernel and round (default 30)")
+    s.add_argument("--rounds", type=int, default=3, help="interleaved rounds per shape; the median is kept (default 3)")
     s.add_argument("--out", help="write here instead of results/sweep_<gpu>_<date>.json")
 
 
@@ -61,7 +62,7 @@ def cmd_dispatch_table(args) -> int:
 def cmd_sweep(args) -> int:
     for M, N, K in args.sizes:
         bench.check_timing(M, N, K, args.repeat, min_repeat=10)
-    data = dispatch_table.sweep(args.sizes, args.repeat)
+    data = dispatch_table.sweep(args.sizes, args.repeat, args.rounds)
     path = dispatch_table.write(data, "sweep", args.out)
     print(backend.banner())
     print(f"{'shape':>18} {'dispatcher':>11} {'cuBLAS':>8} {'%':>6} {'fixed %':>8}  choice")

@@ -131,10 +131,16 @@ def _kernel_sha(name: str) -> str:
     return hashlib.sha256(variant(name).path.read_bytes()).hexdigest()
 
 
-def sweep(shapes=SWEEP_SHAPES, n_repeat: int = 30, command: str | None = None) -> dict:
+def sweep(shapes=SWEEP_SHAPES, n_repeat: int = 30, rounds: int = 3, command: str | None = None) -> dict:
     """On a GPU, per shape: cuBLAS FP32, the dispatcher's choice, and the fixed best kernel
-    (09_double_buffering's default) in one run; each verified first."""
+    (09_double_buffering's default), each verified first, then timed in `rounds` interleaved rounds
+    (dispatcher, cuBLAS, fixed, dispatcher, ...): a shape's time is the median of its rounds' medians, so a
+    drift of the GPU's clock during the run moves all three alike."""
+    import statistics
+
     import cupy as cp
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
+        raise InputError(f"rounds = {rounds!r}: at least one round of timings. Fix: e.g. --rounds 3.")
     for M, N, K in shapes:
         bench.check_timing(M, N, K, n_repeat)
     table = dispatch.current_table()
@@ -144,20 +150,25 @@ def sweep(shapes=SWEEP_SHAPES, n_repeat: int = 30, command: str | None = None) -
         A, B = _operands(M, N, K, 2)
         ref = cp.matmul(A, B)
         choice = dispatch.choose(M, N, K, table)
-        mine = time_choice(choice, A, B, ref, n_repeat)
         out = cp.empty((M, N), cp.float32)
-        cublas = bench.time_call(lambda: cp.matmul(A, B, out=out), n_repeat=n_repeat)
-        fixed_t, _ = bench.time_variant(fixed, M, N, K, n_repeat=n_repeat)
+        times = {"dispatcher": [], "cublas": [], "fixed": []}
+        for _ in range(rounds):
+            mine = time_choice(choice, A, B, ref, n_repeat)
+            times["dispatcher"].append(mine["median_ms"])
+            times["cublas"].append(bench.time_call(lambda: cp.matmul(A, B, out=out), n_repeat=n_repeat).median_ms)
+            times["fixed"].append(bench.time_variant(fixed, M, N, K, n_repeat=n_repeat)[0].median_ms)
+        ms = {k: statistics.median(v) for k, v in times.items()}
+        flops = 2.0 * M * N * K
         rows.append({"M": M, "N": N, "K": K, "choice": choice.label(), "source": choice.source, "why": choice.why,
-                     "dispatcher_ms": mine["median_ms"], "dispatcher_tflops": mine["tflops"],
-                     "cublas_ms": cublas.median_ms, "cublas_tflops": cublas.tflops(M, N, K),
-                     "fixed_ms": fixed_t.median_ms, "fixed_tflops": fixed_t.tflops(M, N, K),
-                     "pct_cublas": 100 * cublas.median_ms / mine["median_ms"],
-                     "fixed_pct_cublas": 100 * cublas.median_ms / fixed_t.median_ms,
-                     "max_rel_diff_vs_cublas": mine["max_rel_diff_vs_cublas"]})
-    return {"provenance": bench.provenance(command), "table": paths.rel(table.path),
-            "fixed_kernel": f"09_double_buffering ({fixed.default.label()})", "rows": rows,
-            "summary": summary(rows)}
+                     "dispatcher_ms": ms["dispatcher"], "dispatcher_tflops": flops / ms["dispatcher"] / 1e9,
+                     "cublas_ms": ms["cublas"], "cublas_tflops": flops / ms["cublas"] / 1e9,
+                     "fixed_ms": ms["fixed"], "fixed_tflops": flops / ms["fixed"] / 1e9,
+                     "pct_cublas": 100 * ms["cublas"] / ms["dispatcher"],
+                     "fixed_pct_cublas": 100 * ms["cublas"] / ms["fixed"],
+                     "rounds_ms": times, "max_rel_diff_vs_cublas": mine["max_rel_diff_vs_cublas"]})
+    return {"provenance": bench.provenance(command), "table": paths.rel(table.path), "rounds": rounds,
+            "repeats_per_round": n_repeat, "fixed_kernel": f"09_double_buffering ({fixed.default.label()})",
+            "rows": rows, "summary": summary(rows)}
 
 
 def summary(rows: list[dict]) -> dict:

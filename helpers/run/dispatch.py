@@ -32,11 +32,14 @@ from helpers.run import backend
 
 SPLIT_VARIANT = "11_split_k"           # SPLITS > 1
 WHOLE_VARIANT = "09_double_buffering"  # SPLITS = 1: the same tiles without the slices' bookkeeping (faster by ~3 %)
-# The tiles the dispatcher chooses among: 09's two registered configurations and a small tile of 128
-# threads for shapes with few tiles of C (several blocks share an SM).
+# The tiles the dispatcher chooses among: 09's two registered configurations, and for shapes with few tiles
+# of C two smaller ones of 128 threads that share an SM four at a time: 128 x 64 keeps 8 x 8 thread tiles (the
+# same shared-memory intensity as 128 x 128), 64 x 64 has 4 x 8. (64 x 128 would spill in 11_split_k under
+# the 128-register cap; ptxas 12.9, sm_90. None of these spills in either kernel.)
 CANDIDATES: dict[str, SplitKConfig] = {
     "128x256": SplitKConfig(128, 256, 8, 64, 64, 8, 16, MIN_BLOCKS=1),
     "128x128": SplitKConfig(128, 128, 8, 32, 64, 8, 8, MIN_BLOCKS=2),
+    "128x64": SplitKConfig(128, 64, 8, 64, 32, 8, 8, MIN_BLOCKS=4),
     "64x64": SplitKConfig(64, 64, 8, 32, 32, 4, 8, MIN_BLOCKS=4),
 }
 SPLITS = tuple(range(1, 33))
@@ -47,6 +50,12 @@ MIN_SLICE_TILES = 8      # a slice of K is at least 8 tiles deep (shallower ones
 # its traffic (the second launch, and the gap between the two kernels).
 PARTIAL_EXPONENT = 0.4
 LAUNCH_SECONDS = 12e-6
+# Padding: the kernel's checked 4-byte loads where rows are misaligned cost UNALIGNED_FACTOR of its time
+# (4095^3 on the H200: 3.41 ms unpadded against 3.03 ms padded, copies aside; results/dispatch_h200_2026-11-25.json);
+# each copy into or out of a padded array costs COPY_SECONDS (a launch and its tail, an estimate) besides its
+# bytes at DRAM speed. For small products the copies cost more than the checks.
+UNALIGNED_FACTOR = 1.12
+COPY_SECONDS = 8e-6
 TABLE_GLOB = "dispatch_*.json"
 
 
@@ -149,16 +158,29 @@ def ranked(M: int, N: int, K: int, machine: Machine, beta_nonzero: bool = False)
     return sorted(out)
 
 
+def padding_ms(M: int, N: int, K: int, machine: Machine, beta_nonzero: bool = False) -> float:
+    """What padding costs a call, in ms: each operand copied into a padded one (A where K % 4, B where either,
+    C where N % 4 and beta != 0) and the result copied out where N % 4, read and written at DRAM speed."""
+    copies = [M * K] * (K % 4 != 0) + [K * N] * needs_padding(N, K) + [M * N] * (N % 4 != 0) * (1 + beta_nonzero)
+    return (len(copies) * COPY_SECONDS + 8.0 * sum(copies) / (machine.dram_tbs * 1e12)) * 1e3
+
+
 def model_choice(M: int, N: int, K: int, machine: Machine, beta_nonzero: bool = False) -> Choice:
-    """The wave model's choice among CANDIDATES and SPLITS."""
+    """The wave model's choice among CANDIDATES and SPLITS, and, where N or K is not a multiple of 4, whether
+    padding costs less than the checked loads (UNALIGNED_FACTOR, padding_ms)."""
     t, tile, s = ranked(M, N, K, machine, beta_nonzero)[0]
+    pad = needs_padding(N, K)
+    if pad:
+        padded = t + padding_ms(M, N, K, machine, beta_nonzero)
+        pad = padded < t * UNALIGNED_FACTOR
+        t = padded if pad else t * UNALIGNED_FACTOR
     cfg = CANDIDATES[tile]
     blocks = ceil_div(M, cfg.BM) * ceil_div(N, cfg.BN)
     per_sm = ceil_div(blocks * s, machine.sm_count)
     why = (f"wave model for the {machine.name}: {blocks} tiles of {tile}"
            f"{f' x {s} slices of K' if s > 1 else ''} = {blocks * s} blocks, at most {per_sm} per SM, "
            f"{cfg.MIN_BLOCKS} at a time")
-    return Choice(dataclasses.replace(cfg, SPLITS=s), needs_padding(N, K), "model", why, t)
+    return Choice(dataclasses.replace(cfg, SPLITS=s), pad, "model", why + (", padded" if pad else ""), t)
 
 
 def choose(M: int, N: int, K: int, table: Table | None = None, beta_nonzero: bool = False) -> Choice:

@@ -12,7 +12,7 @@ from helpers.measure import verify
 from helpers.run import dispatch
 from helpers.run.sgemm import plan, sgemm
 
-RATES = {"128x256": 47.0, "128x128": 48.0, "64x64": 42.0}
+RATES = {"128x256": 47.0, "128x128": 48.0, "128x64": 46.0, "64x64": 42.0}
 H200 = dispatch.Machine("NVIDIA H200", 132, 4.8, 66.9, RATES, {k: v * 0.97 for k, v in RATES.items()})
 
 
@@ -42,10 +42,14 @@ def test_split_k_pays_for_its_workspace():
     assert two > one / 2  # the workspace and the second launch are not free
 
 
-def test_misaligned_rows_are_padded():
+def test_misaligned_rows_are_padded_where_the_copies_cost_less_than_checked_loads():
     assert dispatch.model_choice(4095, 4095, 4095, H200).pad
     assert dispatch.model_choice(4096, 4097, 4096, H200).pad
     assert not dispatch.model_choice(4097, 4096, 4096, H200).pad  # M is free: rows keep their alignment
+    assert not dispatch.model_choice(250, 250, 250, H200).pad     # tiny: the copies' launches cost more
+    big = dispatch.padding_ms(4095, 4095, 4095, H200)
+    assert 0 < dispatch.padding_ms(250, 250, 250, H200) < big
+    assert dispatch.padding_ms(4096, 4096, 4095, H200) < big    # K alone: A and B, not C
 
 
 def _table(tmp_path, **changes):
@@ -97,6 +101,8 @@ def _choice(tile, splits, pad):
     (70, 130, 96, "128x128", 1, False, 1.0, 0.0),     # aligned, one slice, beta = 0 (C not read)
     (33, 9, 130, "64x64", 16, True, 0.5, 2.0),        # more slices than tiles of K hold for some
     (129, 260, 41, "128x256", 2, False, 1.0, 0.0),    # misaligned K left unpadded: the checked path
+    (200, 70, 64, "128x64", 1, True, 1.0, 0.5),       # the 128 x 64 tile, whole (09's kernel), N padded
+    (130, 64, 200, "128x64", 3, False, -1.0, 0.0),    # and split
 ])
 def test_sgemm_on_the_emulator_matches_float64(M, N, K, tile, splits, pad, alpha, beta):
     rng = np.random.default_rng()

@@ -43,11 +43,12 @@ def test_sgemm_on_numpy_arrays_gives_numpy():
 
 def test_the_sweep_command_verifies_times_and_writes(tmp_path):
     out = tmp_path / "sweep.json"
-    r = helpers_cli("sweep", "--sizes", "512,1000x1000x4000", "--repeat", "10", "--out", str(out))
+    r = helpers_cli("sweep", "--sizes", "512,1000x1000x4000", "--repeat", "10", "--rounds", "2", "--out", str(out))
     assert r.returncode == 0, r.stderr
     data = json.loads(out.read_text())
     assert [(x["M"], x["N"], x["K"]) for x in data["rows"]] == [(512, 512, 512), (1000, 1000, 4000)]
     for row in data["rows"]:
         assert row["dispatcher_ms"] > 0 and row["cublas_ms"] > 0 and row["max_rel_diff_vs_cublas"] < 1e-5
-    assert data["provenance"]["gpu"] and data["summary"]["shapes"] == 2
+    assert data["provenance"]["gpu"] and data["summary"]["shapes"] == 2 and data["rounds"] == 2
+    assert all(len(t) == 2 for row in data["rows"] for t in row["rounds_ms"].values())
     assert dispatch_table.load_sweep(out)["rows"]
