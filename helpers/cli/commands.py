@@ -70,7 +70,7 @@ def _launch_inputs(args, reference: bool) -> tuple:
     M, N, K = args.mnk
     s = verify.Shape("check" if reference else "trace", M, N, K, alpha=args.alpha, beta=args.beta)
     verify.check_inputs(s, reference, "verifying it" if reference else "tracing it")
-    grid, block = check_launch(args.grid, args.block, args.shared_mem, 0, backend.current().max_shared_per_block())
+    grid, block = check_launch(args.grid, args.block, args.shared_mem, 0, *backend.max_shared_per_block())
     return s, grid, block
 
 

@@ -88,6 +88,17 @@ def arch() -> str:
     return chosen
 
 
+def max_shared_per_block() -> tuple[int, str]:
+    """The shared memory a block may have, in bytes, and on what: the GPU's own opt-in limit, or on the CPU
+    emulator that of the architecture it stands for (arch(): TBT_ARCH, else sm_90), so that a launch that
+    would fail on that GPU fails here too."""
+    if name() == "gpu":
+        return current().max_shared_per_block(), "this GPU"
+    a = arch()
+    return ARCHS[a].max_shared_per_block, (f"{a}, the GPU the emulator stands for ({ARCH_ENV_VAR}"
+                                           f"{'' if os.environ.get(ARCH_ENV_VAR, '').strip() else ' unset'})")
+
+
 def banner() -> str:
     """Which backend runs the kernels, and on what. On the emulator a second line says what that
     means for a learner and how to get a GPU."""

@@ -34,7 +34,7 @@ def launch_dims(value, what: str) -> tuple[int, int, int]:
     return dims
 
 
-def check_launch(grid, block, shared_mem: int, static_shared: int, max_shared: int):
+def check_launch(grid, block, shared_mem: int, static_shared: int, max_shared: int, where: str = ""):
     grid, block = launch_dims(grid, "grid"), launch_dims(block, "block")
     threads = block[0] * block[1] * block[2]
     if threads > MAX_THREADS_PER_BLOCK:
@@ -51,7 +51,8 @@ def check_launch(grid, block, shared_mem: int, static_shared: int, max_shared: i
     if static_shared + shared_mem > max_shared:
         raise LaunchConfigError(
             f"the block needs {static_shared} bytes of static and {shared_mem} bytes of dynamic shared "
-            f"memory, more than the {max_shared} bytes a block may have. Fix: smaller tiles.")
+            f"memory, more than the {max_shared} bytes a block may have{' on ' + where if where else ''}. "
+            f"Fix: smaller tiles.")
     return grid, block
 
 
@@ -85,7 +86,7 @@ class Kernel:
         """Launches and waits for the kernel. Returns the emulator's run time in seconds (0 on GPU)."""
         bk = self._backend
         static = bk.static_shared_bytes(self._compiled, self.name_expression)
-        grid, block = check_launch(grid, block, shared_mem, static, bk.max_shared_per_block())
+        grid, block = check_launch(grid, block, shared_mem, static, *backend.max_shared_per_block())
         args = check_args(args, bk, self.source.parameter_names(self.name_expression))
         return bk.launch(self._compiled, self.name_expression, grid, block, args, int(shared_mem))
 
@@ -97,7 +98,7 @@ class Kernel:
         if not hasattr(bk, "enqueue"):
             raise RuntimeError("timed_launcher times GPU kernels; the emulator's launch returns its own time")
         static = bk.static_shared_bytes(self._compiled, self.name_expression)
-        grid, block = check_launch(grid, block, shared_mem, static, bk.max_shared_per_block())
+        grid, block = check_launch(grid, block, shared_mem, static, *backend.max_shared_per_block())
         args = check_args(args, bk, self.source.parameter_names(self.name_expression))
         return bk.enqueue(self._compiled, self.name_expression, grid, block, args, int(shared_mem))
 
