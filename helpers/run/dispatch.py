@@ -105,7 +105,8 @@ class Choice:
         return self.config if self.config.SPLITS > 1 else self.config.tile()
 
     def label(self) -> str:
-        return f"{self.variant} {self.tile} tile, SPLITS={self.config.SPLITS}{', padded' if self.pad else ''}"
+        split = f", SPLITS={self.config.SPLITS}" if self.config.SPLITS > 1 else ""
+        return f"{self.variant} {self.tile} tile{split}{', padded' if self.pad else ''}"
 
 
 @dataclass
@@ -177,8 +178,9 @@ def model_choice(M: int, N: int, K: int, machine: Machine, beta_nonzero: bool = 
     cfg = CANDIDATES[tile]
     blocks = ceil_div(M, cfg.BM) * ceil_div(N, cfg.BN)
     per_sm = ceil_div(blocks * s, machine.sm_count)
-    why = (f"wave model for the {machine.name}: {blocks} tiles of {tile}"
-           f"{f' x {s} slices of K' if s > 1 else ''} = {blocks * s} blocks, at most {per_sm} per SM, "
+    plural = lambda n, word: f"{n} {word}{'s' if n != 1 else ''}"
+    why = (f"wave model for the {machine.name}: {plural(blocks, 'tile')} of {tile}"
+           f"{f' x {s} slices of K' if s > 1 else ''} = {plural(blocks * s, 'block')}, at most {per_sm} per SM, "
            f"{cfg.MIN_BLOCKS} at a time")
     return Choice(dataclasses.replace(cfg, SPLITS=s), pad, "model", why + (", padded" if pad else ""), t)
 

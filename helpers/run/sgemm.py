@@ -29,8 +29,9 @@ def _kind(x, name: str) -> str:
         raise KernelArgumentError(f"{name} must be a NumPy or CuPy array, got {type(x).__name__}. "
                                   f"Fix: numpy.asarray({name}, dtype=numpy.float32).")
     if x.dtype != np.float32:
-        raise KernelArgumentError(f"{name} is {x.dtype}; sgemm computes in float32. Fix: {name}.astype(float32) "
-                                  f"(a float64 product in float32 keeps about 7 digits).")
+        note = " (float32 keeps about 7 of float64's 16 digits)" if x.dtype == np.float64 else ""
+        raise KernelArgumentError(f"{name} is {x.dtype}; sgemm computes in float32. Fix: "
+                                  f"{name}.astype(numpy.float32){note}.")
     if x.ndim != 2:
         raise KernelArgumentError(f"{name} must be a 2-D matrix, got shape {tuple(x.shape)}.")
     return module
@@ -138,4 +139,26 @@ def plan(A, B, C=None, alpha: float = 1.0, beta: float = 0.0, choice: dispatch.C
 def sgemm(A, B, C=None, alpha: float = 1.0, beta: float = 0.0, choice: dispatch.Choice | None = None):
     """alpha A B + beta C as a new array of A's kind (NumPy or CuPy), computed by the kernel the dispatcher
     chooses for this shape (or `choice`). C is needed only with beta != 0, and is not modified."""
+    if 0 in (*getattr(A, "shape", (1,)), *getattr(B, "shape", (1,))) and getattr(A, "ndim", 0) == getattr(B, "ndim", 0) == 2:
+        return _empty_product(A, B, C, alpha, beta)
     return plan(A, B, C, alpha, beta, choice).run()
+
+
+def _empty_product(A, B, C, alpha, beta):
+    """A product with a side of 0, as NumPy gives it: an empty M x N result, or with K = 0 zeros (plus beta C);
+    no kernel runs. The operands are checked as for any other product."""
+    kinds = {_kind(x, n) for x, n in ((A, "A"), (B, "B"), (C, "C")) if x is not None}
+    (M, K), (K2, N) = A.shape, B.shape
+    if K != K2:
+        raise KernelArgumentError(f"A is {M}x{K} and B is {K2}x{N}: A's columns must equal B's rows.")
+    if C is not None and tuple(C.shape) != (M, N):
+        raise KernelArgumentError(f"C must be {M}x{N} (rows of A x columns of B), got {C.shape[0]}x{C.shape[1]}.")
+    gemm.check_scalars(alpha=alpha, beta=beta)
+    if kinds == {"cupy"} and backend.name() != "gpu":
+        raise KernelArgumentError("CuPy arrays were given, but the CPU emulator runs the kernels. Fix: NumPy "
+                                  "arrays, or unset TBT_BACKEND on a machine with a GPU.")
+    xp = backend.current().xp if kinds == {"cupy"} else np
+    out = xp.zeros((M, N), np.float32)
+    if beta != 0 and C is not None:
+        out += np.float32(beta) * C
+    return out

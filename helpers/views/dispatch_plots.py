@@ -56,8 +56,8 @@ def plot_model(M: int, N: int, K: int, machine: dispatch.Machine):
         pts = sorted((s, t) for t, tl, s in dispatch.ranked(M, N, K, machine) if tl == tile)
         ax.plot([s for s, _ in pts], [1e3 * t for _, t in pts], marker=".", label=f"{tile} tiles")
     best = dispatch.model_choice(M, N, K, machine)
-    ax.plot([best.config.SPLITS], [1e3 * best.estimate_ms], "*", ms=14, color="k", label=f"chosen: {best.tile}, "
-            f"SPLITS={best.config.SPLITS}")
+    ax.plot([best.config.SPLITS], [1e3 * best.estimate_ms], "*", ms=14, color="k", label=f"the model's choice: {best.tile}, "
+            f"SPLITS={best.config.SPLITS} (a measured table entry overrides it)")
     ax.set_xlabel("SPLITS (slices of K)")
     ax.set_ylabel("estimated time, µs")
     ax.set_title(f"The wave model at {M}x{N}x{K} on the {machine.name}", fontsize=10)

@@ -150,3 +150,18 @@ def test_bad_operands_are_named(call, words):
     B = np.ones((5, 6), np.float32)
     with pytest.raises(KernelArgumentError, match=words):
         call(A, B)
+
+
+@pytest.mark.parametrize("M, N, K", [(0, 5, 3), (4, 0, 3), (4, 5, 0)])
+def test_a_side_of_zero_gives_what_numpy_gives(M, N, K):
+    A, B = np.ones((M, K), np.float32), np.ones((K, N), np.float32)
+    C = np.full((M, N), 2.0, np.float32)
+    np.testing.assert_array_equal(sgemm(A, B), A @ B)
+    np.testing.assert_array_equal(sgemm(A, B, C, 1.0, 0.5), A @ B + 0.5 * C)
+
+
+def test_the_exercise_checker_wants_whole_numbers():
+    from helpers.course.exercises import check_11_exercise_5
+    assert check_11_exercise_5((64, 1)).ok
+    for answer in ((64, 1.5), (64.4, 1)):
+        assert not check_11_exercise_5(answer).ok

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 
-from helpers.course.exercises.feedback import (Feedback, is_placeholder, is_placeholder_set, parse_pair, right,
-                                               unanswered, wrong)
+from helpers.course.exercises.feedback import (Feedback, is_placeholder, is_placeholder_set, parse_pair,
+                                               parse_whole_pair, right, unanswered, wrong)
 from helpers.measure import tuning_space
 from helpers.run import dispatch
 from helpers.views import dispatch_plots, ladder_report
@@ -171,14 +171,15 @@ def _ex11_5_answer() -> tuple[int, int]:
 def check_11_exercise_5(answer) -> Feedback:
     """A prediction before section 6 measures it: (blocks 1000^3 launches with 128 x 128 tiles, how many more
     whole waves 4097^3 takes than 4096^3) on an H200: 132 SMs, two such blocks each."""
-    pair = parse_pair(answer, "(blocks at 1000³, more waves at 4097³)")
+    pair = parse_whole_pair(answer, "(blocks at 1000³, more waves at 4097³)")
     if isinstance(pair, Feedback):
         return pair
     blocks, extra = _ex11_5_answer()
     if pair == (blocks, extra):
         return right(f"{blocks} blocks: ⌈1000/128⌉² = 8 × 8. They fill {blocks} of the 264 slots, "
-                     f"{100 * blocks / 264:.0f} % of one wave, so most of the GPU idles. 4097³ needs 33 × 33 = 1,089 "
-                     f"blocks, 4.1 waves: {extra} whole wave more than 4096³'s 3.9, for 0.07 % more work.")
+                     f"{100 * blocks / 264:.0f} % of one wave, so most of the GPU idles. 4096³ has 32 × 32 = 1,024 blocks, "
+                     f"3.9 waves, so 4 counted whole; 4097³ has 33 × 33 = 1,089, 4.1 waves, so 5: {extra} more, "
+                     f"for 0.07 % more work.")
     if pair[0] != blocks:
         return wrong("count the tiles: a block computes a 128 × 128 tile of C, so ⌈1000 / 128⌉ tiles along each side "
                      "of the 1000 × 1000 result. (K does not change the number of blocks.)")
