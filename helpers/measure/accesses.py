@@ -334,29 +334,43 @@ class PerLineView:
     def row(self, line: int) -> dict:
         return next(r for r in self.rows if r["line"] == line)
 
-    def __str__(self, width: int = 72) -> str:
-        """Plain text; the source without comments, cut at `width` characters."""
+    def busy_rows(self) -> list[dict]:
+        """The rows of lines where the traced blocks made requests."""
+        return [r for r in self.rows if r["shared requests"] or r["global requests"]]
+
+    def _left_out(self) -> str:
+        quiet = len(self.rows) - len(self.busy_rows())
+        return (f"({quiet} of the kernel's {len(self.rows)} lines made no request and are left out; "
+                f"print(view.text(all_lines=True)) or view.frame() shows every line.)")
+
+    def __str__(self) -> str:
+        """Plain text of the lines with requests."""
+        return self.text()
+
+    def text(self, width: int = 72, all_lines: bool = False) -> str:
+        """Plain text; the source without comments, cut at `width` characters; only the lines where the traced
+        blocks made requests unless all_lines."""
         head = [self.title,
                 f"{'':>4}   {'shared memory':-^33}   {'global memory':-^24}",
                 f"{'line':>4}   {'requests':>8} {'wavefronts':>10} {'ideal':>6} {'ways':>5}   {'requests':>8} "
                 f"{'sectors':>7} {'ideal':>7}   {'accesses':<16} source"]
         body = []
-        for r in self.rows:
+        for r in (self.rows if all_lines else self.busy_rows()):
             s = "" if not r["shared requests"] else (f"{r['shared requests']:>8} {r['wavefronts']:>10} "
                                                     f"{r['ideal wavefronts']:>6} {r['max ways']:>5}")
             g = "" if not r["global requests"] else (f"{r['global requests']:>8} {r['sectors']:>7} "
                                                     f"{r['ideal sectors']:>7}")
             src = r["code"] if len(r["code"]) <= width else r["code"][:width - 3] + "..."
             body.append(f"{r['line']:>4}   {s:<33}   {g:<24}   {r['accesses']:<16} {src}".rstrip())
-        return "\n".join(head + body)
+        return "\n".join(head + body + ([] if all_lines else [self._left_out()]))
 
     __repr__ = __str__
 
     def _repr_html_(self) -> str:
         th = "".join(f"<th>{html.escape(c)}</th>" for c in self.COLUMNS)
         trs = []
-        for r in self.rows:
-            busy = r["shared requests"] or r["global requests"]
+        for r in self.busy_rows():
+            busy = True
             cells = []
             for c in self.COLUMNS:
                 v = r[c]
@@ -367,7 +381,7 @@ class PerLineView:
                 cells.append(f'<td style="{style}">{text}</td>')
             trs.append(f'<tr style="{"background:#fff7e6" if busy else ""}">{"".join(cells)}</tr>')
         return (f"<p><b>{html.escape(self.title)}</b></p><table><thead><tr>{th}</tr></thead>"
-                f"<tbody>{''.join(trs)}</tbody></table>")
+                f"<tbody>{''.join(trs)}</tbody></table><p><i>{html.escape(self._left_out())}</i></p>")
 
 
 def _display_path(path: Path) -> str:

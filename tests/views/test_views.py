@@ -138,6 +138,11 @@ def test_per_line_view():
     assert "ld As, ld Bs" in text and text == str(accesses.per_line_view(
         accesses.kernel_trace(tiled, tiled.config(tile=32))))
     assert "<table>" in view._repr_html_() and len(view.frame()) == len(view.rows)
+    # printed: only the lines that made requests, and how many were left out; every line on request
+    shown = [ln for ln in text.splitlines()[3:-1]]
+    assert len(shown) == len(view.busy_rows()) < len(view.rows) and "template" not in text
+    assert f"{len(view.rows) - len(view.busy_rows())} of the kernel's {len(view.rows)} lines" in text.splitlines()[-1]
+    assert "template" in view.text(all_lines=True) and len(view.text(all_lines=True).splitlines()) == len(view.rows) + 3
 
 
 def test_reuse_table_counts_loads_per_element():
