@@ -261,7 +261,7 @@ class ExerciseResult:
     @property
     def exercise(self) -> int | str:
         m = exercises.CHECKER_NAME.match(self.check)
-        return int(m.group(2)) if m else self.check
+        return int(m.group(2)) if m and m.group(2) else self.check
 
 
 @dataclasses.dataclass

@@ -52,7 +52,8 @@ __all__ = [
 ]
 
 STAGE_MODULES = (stage01, stage02, stage03, stage04, stage05, stage06, stage07, stage08, stage09, stage10, stage11)
-CHECKER_NAME = re.compile(r"check_(\d\d)_exercise_(\d+)$")     # groups: the stage, the exercise
+# groups: the stage, the exercise (None for a stage's prediction, check_05_prediction)
+CHECKER_NAME = re.compile(r"check_(\d\d)_(?:exercise_(\d+)|prediction)$")
 
 # checker name -> the arguments that make it say "Correct" (call it: some read traces or this machine)
 SOLUTIONS: dict[str, Callable[[], tuple]] = {
