@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import html
+import importlib
 import re
 from dataclasses import dataclass
 from typing import Callable
@@ -256,7 +257,18 @@ def forms(name: str, args: tuple) -> list[Form]:
         if distinctive(x):
             found.append(Form(f"the number {x}", number(x)))
     stage = exercises.CHECKER_NAME.match(name).group(1)
+    if name.endswith("_prediction"):
+        return found + _prediction_forms(stage, args)
     return found + _BY_STAGE[stage](name, args)
+
+
+def _prediction_forms(stage: str, args: tuple) -> list[Form]:
+    """A stage's prediction is answered with a letter: on the screen as that letter quoted, or as what it rests on,
+    the measured numbers themselves, in the forms its stage module lists (prediction_on_screen(): (what, regex))."""
+    module = importlib.import_module(f"helpers.course.exercises.stage{stage}")
+    letter = str(args[0])
+    return ([Form("the letter, quoted", rf"""(?<![\w])['"]{re.escape(letter)}['"](?![\w])""")]
+            + [Form(what, pattern) for what, pattern in getattr(module, "prediction_on_screen", list)()])
 
 
 @functools.cache

@@ -88,3 +88,16 @@ def parse_whole(answer, unit: str):
         return int(answer)
     except (TypeError, ValueError):
         return wrong(f"answer with a whole number of {unit}, not {answer!r}.")
+
+
+def parse_choice(answer, choices: dict[str, str], what: str):
+    """One key of `choices` ({"a": "under 2 times", ...}) from the learner's answer ("b", "B", "(b)"), or Feedback
+    saying what is wrong with it: the letter answers of the stages' predictions."""
+    listed = "; ".join(f"'{k}' {v}" for k, v in choices.items())
+    if is_placeholder(answer):
+        return unanswered(f"replace the placeholder with one letter: {what} ({listed}).")
+    letter = str(answer).strip().strip("()'\" ").lower() if isinstance(answer, str) else None
+    if letter not in choices:
+        return wrong(f"answer with one of the letters {', '.join(repr(k) for k in choices)}, as a string like "
+                     f"\"{next(iter(choices))}\"; got {answer!r}.")
+    return letter
