@@ -20,11 +20,11 @@ from helpers.course.exercises import (stage01, stage02, stage03, stage04, stage0
 from helpers.course.exercises.feedback import Feedback, is_placeholder
 from helpers.course.exercises.stage01 import check_01_exercise_1, check_01_exercise_2, check_01_exercise_3
 from helpers.course.exercises.stage02 import (check_02_exercise_1, check_02_exercise_2, check_02_exercise_3,
-                                              check_02_exercise_4)
-from helpers.course.exercises.stage03 import check_03_exercise_1, check_03_exercise_2
-from helpers.course.exercises.stage04 import check_04_exercise_1, check_04_exercise_2
-from helpers.course.exercises.stage05 import check_05_exercise_1, check_05_exercise_2
-from helpers.course.exercises.stage06 import check_06_exercise_1, check_06_exercise_2
+                                              check_02_exercise_4, check_02_prediction)
+from helpers.course.exercises.stage03 import check_03_exercise_1, check_03_exercise_2, check_03_prediction
+from helpers.course.exercises.stage04 import check_04_exercise_1, check_04_exercise_2, check_04_prediction
+from helpers.course.exercises.stage05 import check_05_exercise_1, check_05_exercise_2, check_05_prediction
+from helpers.course.exercises.stage06 import check_06_exercise_1, check_06_exercise_2, check_06_prediction
 from helpers.course.exercises.stage07 import check_07_exercise_1, check_07_exercise_2, check_07_exercise_3
 from helpers.course.exercises.stage08 import check_08_exercise_1, check_08_exercise_2
 from helpers.course.exercises.stage09 import (broken_double_buffering, broken_double_buffering_races,
@@ -39,11 +39,11 @@ __all__ = [
     # what notebooks 09 and 11 use beside their checkers
     "broken_double_buffering", "broken_double_buffering_races", "EX11_1_RANGES", "EX11_2_CONFIGS",
     "check_01_exercise_1", "check_01_exercise_2", "check_01_exercise_3",
-    "check_02_exercise_1", "check_02_exercise_2", "check_02_exercise_3", "check_02_exercise_4",
-    "check_03_exercise_1", "check_03_exercise_2",
-    "check_04_exercise_1", "check_04_exercise_2",
-    "check_05_exercise_1", "check_05_exercise_2",
-    "check_06_exercise_1", "check_06_exercise_2",
+    "check_02_exercise_1", "check_02_exercise_2", "check_02_exercise_3", "check_02_exercise_4", "check_02_prediction",
+    "check_03_exercise_1", "check_03_exercise_2", "check_03_prediction",
+    "check_04_exercise_1", "check_04_exercise_2", "check_04_prediction",
+    "check_05_exercise_1", "check_05_exercise_2", "check_05_prediction",
+    "check_06_exercise_1", "check_06_exercise_2", "check_06_prediction",
     "check_07_exercise_1", "check_07_exercise_2", "check_07_exercise_3",
     "check_08_exercise_1", "check_08_exercise_2",
     "check_09_exercise_1", "check_09_exercise_2", "check_09_exercise_3",

@@ -7,6 +7,7 @@ read comes back as Feedback saying so (the parse_* helpers return it in place of
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -101,3 +102,15 @@ def parse_choice(answer, choices: dict[str, str], what: str):
         return wrong(f"answer with one of the letters {', '.join(repr(k) for k in choices)}, as a string like "
                      f"\"{next(iter(choices))}\"; got {answer!r}.")
     return letter
+
+
+def band_of(value: float, bands: dict[str, tuple[float, float]]) -> str:
+    """The key of the band [low, high) that holds value: the right letter of a prediction asked as bands."""
+    return next(k for k, (low, high) in bands.items() if low <= value < high)
+
+
+def printed(value: float, unit: str) -> str:
+    """A regex for a measured value as prose or a table prints it, rounded to one or two decimals, then its unit
+    (for a stage module's prediction_on_screen)."""
+    forms = sorted({f"{value:.1f}", f"{value:.2f}"}, key=len, reverse=True)
+    return r"(?<![\d.])(?:" + "|".join(f"{f.split('.')[0]}\\.{f.split('.')[1]}" for f in forms) + r")\s*" + re.escape(unit)

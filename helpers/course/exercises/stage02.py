@@ -4,10 +4,13 @@ trace of the kernel files, so an edited kernel gets answers that fit the edit.""
 
 from __future__ import annotations
 
+import math
+
 from helpers.core.arch import WARP_SIZE
 from helpers.core.configs import CoalescedConfig, NaiveConfig, ceil_div
-from helpers.course.exercises.feedback import Feedback, is_placeholder, right, unanswered, wrong
-from helpers.measure import accesses
+from helpers.course.exercises.feedback import (Feedback, band_of, is_placeholder, parse_choice, printed, right,
+                                               unanswered, wrong)
+from helpers.measure import accesses, facts
 
 _KERNEL_NAMES = {"02_naive": "02_naive", "naive": "02_naive", "sgemm_naive": "02_naive",
                  "02_naive_coalesced": "02_naive_coalesced", "coalesced": "02_naive_coalesced",
@@ -118,6 +121,55 @@ def check_02_exercise_4(block_x, block_y) -> Feedback:
                  f"adds a row. How small must blockDim.x be for the warp to stay within a few rows?")
 
 
+# ---- the prediction, before section 4 measures (issue 21): asked of the committed H200 run, not of this machine ----
+PREDICTION_FILE = "results/02_naive_h200_2026-11-22.json"
+PREDICTION_BANDS = {"a": (0.0, 2.0), "b": (2.0, 5.0), "c": (5.0, 20.0), "d": (20.0, math.inf)}
+PREDICTION_CHOICES = {"a": "under 2 times", "b": "2 to 5 times", "c": "5 to 20 times", "d": "more than 20 times"}
+
+
+def _prediction_measured() -> dict:
+    """TFLOP/s of both kernels and cuBLAS at 4096³, and the speed-up, from PREDICTION_FILE (facts.s02_*)."""
+    rates = {v: facts.value(f"s02_tflops/{v}") for v in ("02_naive", "02_naive_coalesced", "cublas_sgemm")}
+    return dict(rates, speedup=facts.value("s02_speedup"), pct=facts.value("s02_pct_cublas/02_naive_coalesced"))
+
+
+def _prediction_answer() -> str:
+    return band_of(_prediction_measured()["speedup"], PREDICTION_BANDS)
+
+
+def prediction_on_screen() -> list[tuple[str, str]]:
+    """Where the answer would show before its cell: the measured rates, or a speed-up in the right band."""
+    m = _prediction_measured()
+    low, high = PREDICTION_BANDS[_prediction_answer()]
+    words = "ten|eleven|twelve|thirteen|fifteen" if (low, high) == (5.0, 20.0) else "(?!)"
+    return [("the coalesced kernel's measured rate", printed(m["02_naive_coalesced"], "TFLOP/s")),
+            ("a speed-up in the answer's band",
+             (rf"(?i)\b(?:{words}|{'|'.join(str(n) for n in range(int(low), min(int(high), 100)))})(?:\.\d+)?\s*"
+              rf"(?:times|×) (?:faster|the speed)"))]
+
+
+def check_02_prediction(answer) -> Feedback:
+    """A prediction before section 4 measures it: at 4096³ on an H200, how many times faster than 02_naive does
+    02_naive_coalesced run? One letter of PREDICTION_CHOICES."""
+    letter = parse_choice(answer, PREDICTION_CHOICES, "how many times faster 02_naive_coalesced runs than 02_naive")
+    if isinstance(letter, Feedback):
+        return letter
+    m, want = _prediction_measured(), _prediction_answer()
+    if letter == want:
+        return right(f"{m['speedup']:.1f} times: 02_naive ran at {m['02_naive']:.2f} TFLOP/s and 02_naive_coalesced at "
+                     f"{m['02_naive_coalesced']:.2f}, cuBLAS at {m['cublas_sgemm']:.1f} ({PREDICTION_FILE}: an NVIDIA "
+                     f"H200, 2026-11-22, 4096³). Section 1's sectors predicted the band: 32 + 1 sectors per step of the "
+                     f"loop against 1 + 4, 6.6 times, and 32 against 4 for each store to C. The same arithmetic, and "
+                     f"the memory requests set the speed. Even coalesced, the kernel reaches {m['pct']:.1f} % of "
+                     f"cuBLAS: every multiply-add still loads two floats.")
+    side = "more" if letter > want else "less"
+    return wrong(f"you expect {side} than the kernels' memory requests suggest. Both do the same arithmetic; what "
+                 "differs is what each warp asks of memory. Count, in section 1's figure, the 32-byte sectors warp 0 "
+                 "touches at one step of the k loop in each kernel, and take their ratio as a first estimate of the "
+                 "ratio of the times: the work of a request in the load path grows with its sectors, even when the "
+                 "caches hold them.")
+
+
 # checker -> the arguments that make it say "Correct". Exercises 3 and 4 accept any block shape
 # that does it; the solution is one of them.
 SOLUTIONS = {
@@ -125,4 +177,5 @@ SOLUTIONS = {
     check_02_exercise_2: lambda: (_ex2_grid(),),
     check_02_exercise_3: lambda: (1, 32),     # blockDim.x = 1: the 32 lanes of warp 0 lie in 32 rows
     check_02_exercise_4: lambda: (1, 32),     # blockDim.x = 1: warp 0 stores one row of 32 columns
+    check_02_prediction: lambda: (_prediction_answer(),),
 }

@@ -3,11 +3,13 @@ without the tile, and the bank conflict of a load from the tile, both traced fro
 
 from __future__ import annotations
 
+import math
+
 from helpers.core import stages
 from helpers.core.arch import WARP_SIZE
-from helpers.course.exercises.feedback import Feedback, parse_pair, right, wrong
+from helpers.course.exercises.feedback import Feedback, band_of, parse_choice, parse_pair, printed, right, wrong
 from helpers.course.exercises.traces import words_and_wavefronts
-from helpers.measure import accesses
+from helpers.measure import accesses, facts
 
 # 03_smem_tiling with tile 8 against 02_naive_coalesced with an 8 x 8 block: not the tile 16 that section 1
 # of the notebook prints, so the answer is not on the screen above the exercise.
@@ -104,9 +106,61 @@ def check_03_exercise_2(answer) -> Feedback:
     return wrong(f"the words are right ({words}). Now the banks: bank = word mod 32, word = ty * {t} + k. "
                  f"Wavefronts = the most different words any one bank must serve.")
 
+# ---- the prediction, before section 4 measures (issue 21): asked of the committed H200 ladder ----
+PREDICTION_FILE = "results/ladder_h200_2026-11-22.json"
+PREDICTION_BANDS = {"a": (0.0, 1.1), "b": (1.1, 2.0), "c": (2.0, 8.0), "d": (8.0, math.inf)}
+PREDICTION_CHOICES = {"a": "no faster (under 1.1 times), or slower", "b": "1.1 to 2 times", "c": "2 to 8 times",
+                      "d": "more than 8 times"}
+
+
+def _prediction_measured() -> dict:
+    """TFLOP/s of 02_naive_coalesced, 03_smem_tiling (tile 32) and cuBLAS at 4096³, and the speed-up (facts.s03_*)."""
+    rates = {v: facts.value(f"s03_ladder_tflops/{v}") for v in ("02_naive_coalesced", "03_smem_tiling", "cublas")}
+    return dict(rates, speedup=facts.value("s03_ladder_speedup"),
+                pct=facts.value("s03_ladder_pct_cublas/03_smem_tiling"))
+
+
+def _prediction_answer() -> str:
+    return band_of(_prediction_measured()["speedup"], PREDICTION_BANDS)
+
+
+def prediction_on_screen() -> list[tuple[str, str]]:
+    """Where the answer would show before its cell: the tiled kernel's measured rate, or a speed-up in the band."""
+    m = _prediction_measured()
+    low, high = PREDICTION_BANDS[_prediction_answer()]
+    in_band = r"(?<![\d.])1\.\d+" if (low, high) == (1.1, 2.0) else "(?!)"
+    return [("the tiled kernel's measured rate", printed(m["03_smem_tiling"], "TFLOP/s")),
+            ("a speed-up in the answer's band", rf"(?i){in_band}\s*(?:times|×) (?:faster|the speed)")]
+
+
+def check_03_prediction(answer) -> Feedback:
+    """A prediction before section 4 measures it: at 4096³ on an H200, how many times faster than
+    02_naive_coalesced (block 32 × 32) does 03_smem_tiling with tile 32 run? One letter of PREDICTION_CHOICES."""
+    letter = parse_choice(answer, PREDICTION_CHOICES, "how many times faster tile 32 runs than 02_naive_coalesced")
+    if isinstance(letter, Feedback):
+        return letter
+    m, want = _prediction_measured(), _prediction_answer()
+    if letter == want:
+        return right(f"{m['speedup']:.2f} times: 03_smem_tiling (tile 32) ran at {m['03_smem_tiling']:.2f} TFLOP/s, "
+                     f"02_naive_coalesced at {m['02_naive_coalesced']:.2f}, cuBLAS at {m['cublas']:.2f} "
+                     f"({PREDICTION_FILE}: an NVIDIA H200, 2026-11-22, medians of 50 at 4096³). The global loads fell "
+                     f"32 times, but the time did not: every multiply-add still loads two floats, now from shared "
+                     f"memory, and the block waits at two barriers per tile. The kernel reaches {m['pct']:.1f} % of "
+                     f"cuBLAS; section 4 puts it on the roofline and stages 04 and 05 attack the shared loads.")
+    if letter == "a":
+        return wrong("tiling does not make the kernel do more: the same multiply-adds, and 32 times fewer loads from "
+                     "global memory, at the price of two barriers per tile. Could that cost more than the loads it "
+                     "saves? Then weigh what the multiply-adds still need (section 1 says where the operands now come "
+                     "from).")
+    return wrong("the global loads fall by the tile, 32 times, but were they what set the pace? Section 1 says "
+                 "what every multiply-add still needs after tiling, and where it now comes from; the caches had "
+                 "caught part of the repeats of 02_naive_coalesced already. If each multiply-add still issues two "
+                 "loads, how far can its time fall?")
+
 
 # checker -> the arguments that make it say "Correct"
 SOLUTIONS = {
     check_03_exercise_1: lambda: (_ex03_1_counts(),),
     check_03_exercise_2: lambda: words_and_wavefronts(_as_load(EX03_2_TILE)),
+    check_03_prediction: lambda: (_prediction_answer(),),
 }

@@ -3,11 +3,15 @@ of warp 0's load from the A tile when the block tile is narrow (traced from the 
 
 from __future__ import annotations
 
+import math
+
 from helpers.core import arch
 from helpers.core import stages
 from helpers.core.arch import WARP_SIZE
-from helpers.course.exercises.feedback import Feedback, parse_pair, parse_whole_pair, right, wrong
+from helpers.course.exercises.feedback import (Feedback, band_of, parse_choice, parse_pair, parse_whole_pair,
+                                               printed, right, wrong)
 from helpers.course.exercises.traces import first_shared_load, words_and_wavefronts
+from helpers.measure import facts
 
 # Exercise 1: the occupancy calculator by hand, for the default configuration with a fixed register
 # count, so the answer does not depend on the compiler installed here. Not the 80 registers the H200
@@ -116,9 +120,56 @@ def check_04_exercise_2(answer) -> Feedback:
     return wrong(f"the words are right ({words}). Wavefronts = the most different words any one bank must serve; "
                  f"the words are {apart} apart and bank = word mod 32.")
 
+# ---- the prediction, before section 4 measures (issue 21): asked of the committed H200 tuning run ----
+PREDICTION_FILE = "results/stages_04_05_h200_2026-11-22.json"
+PREDICTION_CONFIG = "04.64.64.16.16"     # the default: BM = BN = 64, BK = 16, TM = 16 (facts.s04_*)
+PREDICTION_BANDS = {"a": (0.0, 10.0), "b": (10.0, 30.0), "c": (30.0, 60.0), "d": (60.0, math.inf)}
+PREDICTION_CHOICES = {"a": "below 10 %", "b": "10 to 30 %", "c": "30 to 60 %", "d": "above 60 %"}
+
+
+def _prediction_measured() -> dict:
+    """The default's TFLOP/s and % of cuBLAS at 4096³, cuBLAS's, and stage 03's on the ladder (facts)."""
+    return {"tflops": facts.value(f"s04_tflops/{PREDICTION_CONFIG}"),
+            "pct": facts.value(f"s04_pct_cublas/{PREDICTION_CONFIG}"),
+            "cublas": facts.value("s04_cublas_tflops/before"),
+            "stage03": facts.value("s03_ladder_tflops/03_smem_tiling")}
+
+
+def _prediction_answer() -> str:
+    return band_of(_prediction_measured()["pct"], PREDICTION_BANDS)
+
+
+def prediction_on_screen() -> list[tuple[str, str]]:
+    """Where the answer would show before its cell: the default's measured rate or its share of cuBLAS."""
+    m = _prediction_measured()
+    return [("the default's measured rate", printed(m["tflops"], "TFLOP/s")),
+            ("the default's share of cuBLAS", rf"(?<![\d.])(?:{m['pct']:.0f}|{m['pct']:.1f})\s*% of cuBLAS")]
+
+
+def check_04_prediction(answer) -> Feedback:
+    """A prediction before section 4 measures it: what fraction of cuBLAS does 04_1d_thread_tiling's default reach at
+    4096³ on an H200? One letter of PREDICTION_CHOICES."""
+    letter = parse_choice(answer, PREDICTION_CHOICES, "the default's share of cuBLAS at 4096³")
+    if isinstance(letter, Feedback):
+        return letter
+    m, want = _prediction_measured(), _prediction_answer()
+    if letter == want:
+        return right(f"{m['pct']:.1f} %: the default ran at {m['tflops']:.2f} TFLOP/s against cuBLAS's {m['cublas']:.2f} "
+                     f"({PREDICTION_FILE}: an NVIDIA H200, 2026-11-22, medians of 30 at 4096³), "
+                     f"{m['tflops'] / m['stage03']:.1f} times stage 03's {m['stage03']:.2f} on the ladder. The shared "
+                     f"loads per multiply-add fell from 2 to 17/16, which alone would give about 1.9 times; the rest came "
+                     f"with them: fewer address computations, loop steps and barriers per multiply-add, and 16 "
+                     f"independent multiply-adds per value of B to hide latency with (section 5).")
+    side = "higher" if letter > want else "lower"
+    return wrong(f"your band is {side} than the loads suggest. Start from stage 03: its tile-32 kernel reached about a "
+                 "sixth of cuBLAS, issuing two shared loads per multiply-add. This kernel issues TM + 1 = 17 per 16 "
+                 "(section 1's table). If the time followed the shared loads, how many times faster would it run, "
+                 "and what share of cuBLAS is that? Then ask whether anything else got cheaper per multiply-add.")
+
 
 # checker -> the arguments that make it say "Correct"
 SOLUTIONS = {
     check_04_exercise_1: lambda: (_ex04_1_want(),),
     check_04_exercise_2: lambda: words_and_wavefronts(first_shared_load("04_1d_thread_tiling", EX04_2_CONFIG, "As")),
+    check_04_prediction: lambda: (_prediction_answer(),),
 }

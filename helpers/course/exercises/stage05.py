@@ -3,11 +3,14 @@ and the bank conflict of warp 0's load from the B tile (traced from the kernel f
 
 from __future__ import annotations
 
+import math
+
 from helpers.core import stages
 from helpers.core.arch import WARP_SIZE
-from helpers.course.exercises.feedback import Feedback, is_placeholder, parse_pair, right, unanswered, wrong
+from helpers.course.exercises.feedback import (Feedback, band_of, is_placeholder, parse_choice, parse_pair, printed,
+                                               right, unanswered, wrong)
 from helpers.course.exercises.traces import first_shared_load, words_and_wavefronts
-from helpers.measure import intensity
+from helpers.measure import facts, intensity
 
 # Thread tiles (TM, TN) with the same 256 results per thread. Not the 16 x 4 and 8 x 8 of section 1,
 # which the notebook works out (and whose intensity rows it prints) above the exercise.
@@ -106,10 +109,54 @@ def check_05_exercise_2(answer) -> Feedback:
     return wrong(f"the words are right ({words}). Wavefronts = the most different words any one bank must serve; "
                  f"bank = word mod 32, and the words are threadCol * {c['TN']}.")
 
+# ---- the prediction, before section 4 measures (issue 21): asked of the committed H200 tuning run ----
+PREDICTION_FILE = "results/stages_04_05_h200_2026-11-22.json"
+PREDICTION_TILES = {"16 x 4": "05.128.128.16.16.4", "8 x 8": "05.128.128.16.8.8"}   # facts.s04_tflops arguments
+PREDICTION_BANDS = {"a": (0.0, 1 / 1.05), "b": (1 / 1.05, 1.05), "c": (1.05, math.inf)}   # 16 x 4's time over 8 x 8's
+PREDICTION_CHOICES = {"a": "8 × 8, by more than 5 %", "b": "within 5 % of each other", "c": "16 × 4, by more than 5 %"}
+
+
+def _prediction_measured() -> dict:
+    """TFLOP/s of both thread tiles (128 × 128 × 16) at 4096³, and how many times faster 16 × 4 ran (facts)."""
+    rates = {tile: facts.value(f"s04_tflops/{arg}") for tile, arg in PREDICTION_TILES.items()}
+    return dict(rates, ratio=rates["16 x 4"] / rates["8 x 8"])
+
+
+def _prediction_answer() -> str:
+    return band_of(_prediction_measured()["ratio"], PREDICTION_BANDS)
+
+
+def prediction_on_screen() -> list[tuple[str, str]]:
+    """Where the answer would show before its cell: either tile's measured rate."""
+    m = _prediction_measured()
+    return [(f"the measured rate of {tile}", printed(m[tile], "TFLOP/s")) for tile in PREDICTION_TILES]
+
+
+def check_05_prediction(answer) -> Feedback:
+    """A prediction before section 4 measures it: with 128 × 128 × 16 block tiles, which thread tile runs faster at
+    4096³ on an H200, 16 × 4 (the default) or 8 × 8? One letter of PREDICTION_CHOICES."""
+    letter = parse_choice(answer, PREDICTION_CHOICES, "which thread tile runs faster")
+    if isinstance(letter, Feedback):
+        return letter
+    m, want = _prediction_measured(), _prediction_answer()
+    if letter == want:
+        return right(f"16 × 4 ran at {m['16 x 4']:.2f} TFLOP/s and 8 × 8 at {m['8 x 8']:.2f}, "
+                     f"{100 * (m['ratio'] - 1):.0f} % apart ({PREDICTION_FILE}: an NVIDIA H200, 2026-11-22, medians of "
+                     f"30 at 4096³). Reuse per load favoured 8 × 8 (4 multiply-adds per shared load against 3.2), and "
+                     "both took 128 registers, so the same two blocks per SM. What 8 × 8 lost is in its loads: its warp "
+                     "holds two thread rows, and their loads of As fall in one bank, a 2-way conflict (section 6). The "
+                     "tuning found 8 × 8 about a tenth faster with a mapping free of it (the tuning history, section 4).")
+    return wrong("section 1 counts one cost, multiply-adds per shared load, and on that count 8 × 8 wins (4 against "
+                 "3.2). Two other costs decide as much. Which rows of As do the 32 lanes of warp 0 read at one step "
+                 "in each tile (BN / TN threads along a row of the block), and do different words land in one bank "
+                 "(notebook 03, section 5)? And does either tile need more registers per thread, and so fewer warps "
+                 "per SM?")
+
 
 # checker -> the arguments that make it say "Correct"
 SOLUTIONS = {
     check_05_exercise_1: lambda: (tuple(round(_fmas_per_shared_load(tm, tn), 4) for tm, tn in EX05_1_TILES),),
     check_05_exercise_2: lambda: words_and_wavefronts(
         first_shared_load("05_2d_thread_tiling", EX05_2_CONFIG, "Bs", EX05_2_SIZE)),
+    check_05_prediction: lambda: (_prediction_answer(),),
 }

@@ -4,9 +4,10 @@ and the conflict of the store into the transposed tile, both traced from the ker
 from __future__ import annotations
 
 from helpers.core import stages
-from helpers.course.exercises.feedback import Feedback, is_placeholder_set, parse_pair, right, unanswered, wrong
+from helpers.course.exercises.feedback import (Feedback, is_placeholder_set, parse_choice, parse_pair,
+                                               printed, right, unanswered, wrong)
 from helpers.course.exercises.traces import first_shared_load
-from helpers.measure import accesses
+from helpers.measure import accesses, facts
 
 EX06_1_CONFIG = dict(BM=128, BN=128, BK=8, TM=8, TN=8)   # warp 0 holds two thread rows: rows 0 and TM of As
 EX06_1_PADS = (1, 2, 3, 4, 8)
@@ -137,9 +138,56 @@ def check_06_exercise_2(answer) -> Feedback:
     return wrong(f"write out lane t: r = t / BK, c = t % BK, word c x {bm} + r, bank = word mod 32. Count, per bank, "
                  f"the different words the 32 lanes write.")
 
+# ---- the prediction, before section 5 measures (issue 21): asked of the committed H200 run ----
+PREDICTION_FILE = "results/stages_06_09_h200_2026-11-22/exp_06_07.json"
+PREDICTION_TILE = "128.128.16.16.4"      # stage 05's default: BM = BN = 128, BK = 16, 16 x 4 thread tiles
+PREDICTION_KERNELS = {"a": "05", "b": "padded", "c": "transposed_a", "d": "swizzled"}    # facts.s06_tflops kinds
+PREDICTION_CHOICES = {"a": "05_2d_thread_tiling, unchanged", "b": "06_padded", "c": "06_transposed_a",
+                      "d": "06_swizzled"}
+
+
+def _prediction_measured() -> dict:
+    """Each kernel's median TFLOP/s of three runs at 4096³ with stage 05's default tile (facts.s06_tflops)."""
+    return {k: facts.value(f"s06_tflops/{kind}.{PREDICTION_TILE}") for k, kind in PREDICTION_KERNELS.items()}
+
+
+def _prediction_answer() -> str:
+    m = _prediction_measured()
+    return max(m, key=m.get)
+
+
+def prediction_on_screen() -> list[tuple[str, str]]:
+    """Where the answer would show before its cell: the fastest kernel's measured rate, or prose saying who won."""
+    m = _prediction_measured()
+    return [("the fastest kernel's measured rate", printed(m[_prediction_answer()], "TFLOP/s")),
+            ("prose: every fix costs time", r"(?i)every fix (?:costs?|made it slower|lost)"),
+            ("prose: stays the fastest", r"(?i)stays the fastest")]
+
+
+def check_06_prediction(answer) -> Feedback:
+    """A prediction before section 5 measures it: with stage 05's default tile (128 × 128 × 16, 16 × 4), which of
+    stage 05 and its three fixes runs fastest at 4096³ on an H200? One letter of PREDICTION_CHOICES."""
+    letter = parse_choice(answer, PREDICTION_CHOICES, "the fastest kernel with stage 05's default tile")
+    if isinstance(letter, Feedback):
+        return letter
+    m, want = _prediction_measured(), _prediction_answer()
+    if letter == want:
+        said = ", ".join(f"{PREDICTION_CHOICES[k].split(',')[0]} {m[k]:.2f} ({100 * (m[k] / m['a'] - 1):+.1f} %)"
+                         for k in PREDICTION_KERNELS if k != "a")
+        return right(f"{PREDICTION_CHOICES[want].split(',')[0]}, {m[want]:.2f} TFLOP/s; {said} ({PREDICTION_FILE}: an "
+                     "NVIDIA H200, 2026-11-22, medians of three runs at 4096³). Nsight Compute counted no bank "
+                     "conflict in this tile on the H200: the compiler had merged the loads into wide ones. With no "
+                     "conflict to win back, each fix only pays its own cost: more load instructions, or a conflict on "
+                     "the copy.")
+    return wrong("a fix can only win back the conflicts the GPU really has. Section 4 counts them both ways: in the "
+                 "trace, as the source writes the loads, and with Nsight Compute on the H200, after the compiler "
+                 "merged them. How many did the H200 count in stage 05's default 16 × 4? Then look at what each fix "
+                 "adds: shared-load instructions per two steps (the SASS table), and conflicts on the copy.")
+
 
 # checker -> the arguments that make it say "Correct"
 SOLUTIONS = {
     check_06_exercise_1: lambda: (_ex06_1_pads(),),
     check_06_exercise_2: lambda: (tuple(v.report.ways for v in _ex06_2_views()),),
+    check_06_prediction: lambda: (_prediction_answer(),),
 }
