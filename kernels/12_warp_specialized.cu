@@ -1,0 +1,182 @@
+// Stage 12: Hopper the way cuBLAS does it: TMA copies, mbarrier pipelines, warp specialization,
+// persistent tiles, TF32 rounded to nearest.
+//
+// C = alpha * A * B + beta * C, row-major: A is M x K, B is K x N, C is M x N (not read if beta = 0).
+// What changed from 10_wgmma: the same products (wgmma, C^T = B^T A^T, A's tile read by the tensor
+// cores in the 128-byte swizzle, B's as register fragments), fed another way.
+// - Copies: in 10_wgmma every thread computed addresses and issued 16-byte cp.async copies, and
+//   checked every edge. Here one thread issues one TMA copy per tile (tma.cuh): the copy engine
+//   reads a box of the array a tensor map describes (built on the host and passed by value),
+//   zero-fills what lies past the edges, and writes it to shared memory already swizzled. B's
+//   tile comes as BN / 32 boxes of 32 x 32, each in the same 128-byte swizzle as A's.
+// - Waiting: each stage of the ring has two mbarriers. full[s] completes when the stage's copies
+//   have landed (the producer announces their bytes with mbarrier_arrive_expect_tx; the copy
+//   engine counts them off); empty[s] completes when every consumer warp has finished with the
+//   stage (its products that read the stage have completed). No __syncthreads in the loop: each
+//   side waits only for what it needs, phase by phase (parity = round of the ring & 1).
+// - Warp specialization: warpgroup 0 only copies (one of its threads issues every copy),
+//   warpgroups 1 .. CONSUMERS only multiply. setmaxnreg moves the registers: the copying
+//   warpgroup keeps 40 per thread, the multiplying ones get 232.
+// - Persistent tiles: the kernel walks tiles t = blockIdx.x, + gridDim.x, ... With PERSISTENT = 1
+//   the host launches one block per SM, so a block's next tile loads while it writes the last
+//   one's results. Tiles are numbered down bands of GROUP_M tile rows, so the blocks working at
+//   one time share columns of B (and rows of A) in L2.
+// - TF32 rounding: the tensor cores read the top 10 mantissa bits and drop the rest, a
+//   truncation; cuBLAS rounds to nearest. 10_wgmma rounded in the kernel, at a cost of 22 %.
+//   Here the kernel does nothing: a tensor map whose element type is TF32 (the host's choice,
+//   WarpSpecializedConfig.ROUND = 1) makes the copy engine round every element as it copies
+//   (measured on an H200: the errors of cuBLAS TF32, to every digit, at no cost).
+// - The fragments of B: as in 10_wgmma, wgmma's rows g and g+8 of each warp are two neighbouring
+//   columns of C, read in one 8-byte load. Which columns is the kernel's choice: each half-warp takes
+//   two 16-byte runs four apart ({0, 4} and {1, 5}, or {2, 6} and {3, 7}) of a 32-float row of B's
+//   box, so that under the swizzle its four rows k = t .. t+3 land on all 32 banks once: one
+//   wavefront per half-warp, none wasted (16 neighbouring columns would take four).
+//
+// Template parameters:
+//   BM         rows of C per tile, wgmma's N: 128 or 256
+//   CONSUMERS  multiplying warpgroups, each 64 columns of C: BN = 64 x CONSUMERS (1 or 2)
+//   STAGES     tiles of A and B in the shared-memory ring (2 or more)
+// Shared memory: STAGES x (BM + BN) x 32 x 4 bytes (+ 1 KiB to align the first stage to 1024).
+// Preconditions: an sm_90a GPU (H100, H200); tensor maps from helpers/run/tensor_maps.py: tmA over
+// A (box 32 x BM), tmB over B (box 32 x 32), both in the 128-byte swizzle, FP32 or TF32 elements.
+// Rows of A and B start 16-byte aligned (the host pads the pitch where K or N is not a multiple of 4).
+// Launch: block ((CONSUMERS + 1) x 128), grid (tiles, or one block per SM with PERSISTENT = 1),
+// dynamic shared memory as above.
+
+#include "tma.cuh"
+#include "wgmma.cuh"
+
+constexpr int GROUP_M = 8;  // tile rows per band of the tile order
+
+template <int BM, int CONSUMERS, int STAGES>
+__global__ void __launch_bounds__(128 * CONSUMERS + 128, 1)
+    sgemm_warp_specialized(int M, int N, int K, float alpha, const __grid_constant__ TensorMap tmA,
+                           const __grid_constant__ TensorMap tmB, float beta, float* __restrict__ C) {
+  constexpr int BK = 32, BN = 64 * CONSUMERS;
+  constexpr int A_FLOATS = BM * BK, B_FLOATS = BK * BN, STAGE_FLOATS = A_FLOATS + B_FLOATS;
+  constexpr unsigned STAGE_BYTES = 4 * STAGE_FLOATS;
+  static_assert(BM == 128 || BM == 256, "BM (wgmma's N, a TMA box of up to 256 rows) is 128 or 256");
+  static_assert(CONSUMERS == 1 || CONSUMERS == 2, "CONSUMERS is 1 or 2 multiplying warpgroups");
+  static_assert(STAGES >= 2, "STAGES >= 2: one stage is multiplied while the next one loads");
+  __shared__ unsigned long long full[STAGES];   // full[s]: stage s's copies have landed
+  __shared__ unsigned long long empty[STAGES];  // empty[s]: the consumers are done with stage s
+  extern __shared__ __align__(128) float smem[];
+  float* const tiles = smem + (1024 - static_cast<unsigned>(__cvta_generic_to_shared(smem)) % 1024) % 1024 / 4;
+  const int tid = threadIdx.x, warpgroup = tid / 128, warp = tid / 32 % 4, lane = tid % 32;
+  const int tilesM = (M + BM - 1) / BM, tilesN = (N + BN - 1) / BN, numTiles = tilesM * tilesN;
+  const int numK = (K + BK - 1) / BK;
+
+  if (tid == 0) {
+    for (int s = 0; s < STAGES; ++s) {
+      mbarrier_init(&full[s], 1);                // the producer's arrive_expect_tx, then the bytes
+      mbarrier_init(&empty[s], 4 * CONSUMERS);   // one arrival per consumer warp
+    }
+    fence_mbarrier_init();
+  }
+  __syncthreads();
+
+  // Tile t's (row, column) of tiles: down a band of GROUP_M tile rows, column after column.
+  auto tile_coords = [&](int t, int& tm, int& tn) {
+    const int band = t / (GROUP_M * tilesN), first = band * GROUP_M;
+    const int rows = min(GROUP_M, tilesM - first), inBand = t - band * GROUP_M * tilesN;
+    tm = first + inBand % rows, tn = inBand / rows;
+  };
+
+  if (warpgroup == 0) {  // ---- the producer: one thread copies ----
+    if (CONSUMERS == 2) setmaxnreg_dec<40>();
+    if (tid == 0) {
+      tma_prefetch_map(&tmA);
+      tma_prefetch_map(&tmB);
+      int it = 0;  // k-tiles issued by this block, over all its tiles: stage it % STAGES, round it / STAGES
+      for (int t = blockIdx.x; t < numTiles; t += gridDim.x) {
+        int tm, tn;
+        tile_coords(t, tm, tn);
+        for (int kt = 0; kt < numK; ++kt, ++it) {
+          const int s = it % STAGES;
+          mbarrier_wait(&empty[s], (it / STAGES & 1) ^ 1);  // the consumers are done with this stage
+          float* as = tiles + s * STAGE_FLOATS;
+          mbarrier_arrive_expect_tx(&full[s], STAGE_BYTES);
+          tma_load_2d(as, &tmA, &full[s], tm * BM, kt * BK);
+#pragma unroll
+          for (int j = 0; j < BN / 32; ++j) {
+            tma_load_2d(as + A_FLOATS + j * 32 * BK, &tmB, &full[s], kt * BK, tn * BN + 32 * j);
+          }
+        }
+      }
+    }
+    return;
+  }
+
+  // ---- the consumers: warpgroup 1 + c multiplies columns 64c .. 64c+63 of each tile ----
+  if (CONSUMERS == 2) setmaxnreg_inc<232>();
+  const int c = warpgroup - 1, g = lane / 4, t4 = lane % 4;
+  // This lane's columns n, n+1 of the tile: box (2c + warp/2) of B's tile, 16-byte run `run`. An 8-byte
+  // load is served half a warp at a time: lanes 0-15 (g < 4) take runs 0 and 4, lanes 16-31 runs 1 and 5
+  // (+2 in odd warps), so each half's four rows k = t .. t+3 cover the 32 banks once under the swizzle.
+  const int run = ((g >> 1) & 1) << 2 | g >> 2 | (warp & 1) << 1;
+  const int box = 2 * c + warp / 2, n = 32 * box + 4 * run + 2 * (g & 1);
+  float frag[2][BK / 8][4];  // B's fragments of an even and an odd k-tile (wgmma reads them late)
+  int it = 0;
+  for (int t = blockIdx.x; t < numTiles; t += gridDim.x) {
+    int tm, tn;
+    tile_coords(t, tm, tn);
+    float acc[BM / 2];
+#pragma unroll
+    for (int i = 0; i < BM / 2; ++i) acc[i] = 0.0f;
+
+    // Waits for k-tile `it`, reads its fragments into set f and issues its products; then, once
+    // the products of the k-tile before have completed, gives that stage back to the producer.
+    auto multiply = [&](int f, bool first) {
+      const int s = it % STAGES;
+      mbarrier_wait(&full[s], it / STAGES & 1);
+      const float* as = tiles + s * STAGE_FLOATS;
+      const float* bs = as + A_FLOATS + box * 32 * BK;
+#pragma unroll
+      for (int ks = 0; ks < BK / 8; ++ks) {
+        const int k = 8 * ks + t4;  // rows k and k + 4 of the box; k % 8 == t4
+        const float2 lo = *reinterpret_cast<const float2*>(&bs[k * 32 + ((run ^ t4) * 4) + 2 * (g & 1)]);
+        const float2 hi = *reinterpret_cast<const float2*>(&bs[(k + 4) * 32 + ((run ^ (t4 + 4)) * 4) + 2 * (g & 1)]);
+        frag[f][ks][0] = lo.x, frag[f][ks][1] = lo.y, frag[f][ks][2] = hi.x, frag[f][ks][3] = hi.y;
+      }
+      wgmma_fence();
+#pragma unroll
+      for (int ks = 0; ks < BK / 8; ++ks) wgmma_m64k8_tf32<BM>(acc, frag[f][ks], wgmma_desc_sw128(as + 8 * ks));
+      wgmma_commit_group();
+      wgmma_wait_group<1>();  // the products of the k-tile before have completed
+      if (!first && lane == 0) mbarrier_arrive(&empty[(it + STAGES - 1) % STAGES]);
+      ++it;
+    };
+    int kt = 0;
+    for (; kt + 1 < numK; kt += 2) {  // two k-tiles a pass: fragment sets 0 and 1 are constants
+      multiply(0, kt == 0);
+      multiply(1, false);
+    }
+    if (kt < numK) multiply(0, kt == 0);
+    wgmma_wait_group<0>();  // every product has completed: the accumulators are final
+    if (lane == 0) mbarrier_arrive(&empty[(it + STAGES - 1) % STAGES]);
+
+    // acc[4j + i] is C^T's (16 warp + g + 8 (i/2), 8j + 2 t4 + i%2): row 8j + 2 t4 + i%2 of the
+    // tile, column n + i/2. Each row's pair of columns is one 8-byte store where both lie in C.
+    const bool alignedC = N % 2 == 0 && reinterpret_cast<size_t>(C) % 8 == 0;
+    const int col = tn * BN + n;
+#pragma unroll
+    for (int j = 0; j < BM / 8; ++j) {
+#pragma unroll
+      for (int i = 0; i < 2; ++i) {
+        const int row = tm * BM + 8 * j + 2 * t4 + i;
+        const float d0 = acc[4 * j + i], d1 = acc[4 * j + 2 + i];
+        if (row >= M || col >= N) continue;
+        float* p = &C[static_cast<size_t>(row) * N + col];
+        if (alignedC && col + 1 < N) {
+          float2 v = beta == 0.0f ? make_float2(0.0f, 0.0f) : *reinterpret_cast<const float2*>(p);
+          v.x = alpha * d0 + beta * v.x;
+          v.y = alpha * d1 + beta * v.y;
+          *reinterpret_cast<float2*>(p) = v;
+        } else {
+          p[0] = alpha * d0 + beta * (beta == 0.0f ? 0.0f : p[0]);
+          if (col + 1 < N) p[1] = alpha * d1 + beta * (beta == 0.0f ? 0.0f : p[1]);
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,89 @@
+// Hopper's Tensor Memory Accelerator (TMA) and its transaction barriers (mbarrier), the few
+// instructions stage 12's kernel uses, as C++ functions in inline PTX (PTX ISA 8.0, sm_90). The
+// CPU emulator has its own header of the same name that runs the same functions on the CPU
+// (helpers/emulator/runtime/include).
+//
+// - A TensorMap describes a 2-D array in global memory (its address, sizes, row pitch) and the box
+//   one copy moves (rows x columns, the 128-byte swizzle). The host builds it (the driver's
+//   cuTensorMapEncodeTiled: helpers/run/tensor_maps.py) and passes it to the kernel by value as a
+//   `const __grid_constant__ TensorMap` parameter. One thread then copies a whole tile with one
+//   instruction, tma_load_2d: the copy engine computes every address, fills with zeros whatever
+//   lies outside the array, and writes the tile to shared memory in the swizzle.
+// - The copy is asynchronous. It reports to an mbarrier, a 64-bit object in shared memory that
+//   counts arrivals and bytes: a phase of the barrier completes when `count` threads have
+//   arrived (mbarrier_init) and every byte announced with mbarrier_arrive_expect_tx has landed.
+//   mbarrier_wait(bar, parity) returns once the phase of that parity has completed: phases
+//   alternate 0, 1, 0, ..., so a loop over a ring of barriers waits for parity (round & 1).
+#pragma once
+
+// The driver's CUtensorMap: 128 opaque bytes, 64-byte aligned. (<cuda.h> declares it too, but
+// NVRTC compiles without the driver's headers.)
+struct alignas(64) TensorMap {
+  unsigned long long opaque[16];
+};
+
+__device__ __forceinline__ unsigned smem_address(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+// Sets the barrier's arrival count; its first phase (parity 0) starts. One thread calls it, and
+// fence_mbarrier_init + __syncthreads publish it before any thread or copy uses the barrier.
+__device__ __forceinline__ void mbarrier_init(unsigned long long* bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_address(bar)), "r"(count) : "memory");
+}
+
+// Makes the initialized barriers visible to the copy engine (the "async proxy").
+__device__ __forceinline__ void fence_mbarrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;\nfence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+// Counts the calling thread's arrival at the barrier's current phase.
+__device__ __forceinline__ void mbarrier_arrive(unsigned long long* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_address(bar)) : "memory");
+}
+
+// Announces `bytes` more to land in the current phase (the copies about to be issued), then arrives.
+__device__ __forceinline__ void mbarrier_arrive_expect_tx(unsigned long long* bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_address(bar)), "r"(bytes)
+               : "memory");
+}
+
+// Waits until the phase of parity `parity` has completed; its copies' bytes are then visible.
+__device__ __forceinline__ void mbarrier_wait(unsigned long long* bar, unsigned parity) {
+  asm volatile(
+      "{\n.reg .pred done;\n"
+      "WAIT_%=:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra WAIT_%=;\n}\n" ::"r"(smem_address(bar)),
+      "r"(parity)
+      : "memory");
+}
+
+// Copies the box whose first element is (row, col) of the map's array into shared memory at dst
+// (1024-byte aligned for the 128-byte swizzle), reporting its bytes to bar. col counts elements
+// along a row (the map's first dimension), row counts rows. One thread issues it.
+__device__ __forceinline__ void tma_load_2d(void* dst, const TensorMap* map, unsigned long long* bar, int row,
+                                            int col) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
+          smem_address(dst)),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(col), "r"(row), "r"(smem_address(bar))
+      : "memory");
+}
+
+// Hints the copy engine to fetch the tensor map's 128 bytes into its cache before the first copy.
+__device__ __forceinline__ void tma_prefetch_map(const TensorMap* map) {
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(map)) : "memory");
+}
+
+// Moves this thread's register budget (sm_90a; the kernel needs __launch_bounds__(threads, 1)): a
+// warpgroup that only issues copies gives registers back, the ones that multiply take them. All
+// 128 threads of a warpgroup call it together, with a multiple of 8 from 24 to 256.
+template <int REGS>
+__device__ __forceinline__ void setmaxnreg_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(REGS));
+}
+template <int REGS>
+__device__ __forceinline__ void setmaxnreg_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(REGS));
+}
