@@ -27,7 +27,7 @@ from helpers.measure import autotune, dispatch_table
 
 AUTOTUNE_STAGES_03_09 = RESULTS_DIR / "autotune_h200_2026-11-22.json"
 AUTOTUNE_WGMMA = RESULTS_DIR / "autotune_h200_2026-11-24.json"
-ENFORCED = ("11",)   # notebooks (stage ids) whose every TFLOP/s and % in prose carries a marker
+ENFORCED = ("07", "08", "09", "10", "11")   # notebooks (stage ids) whose every TFLOP/s and % in prose carries a marker
 MARKER = re.compile(r"(?P<number>\d[\d,]*(?:\.\d+)?)\s*(?P<unit>%|TFLOP/s)?\s*<!--\s*fact:\s*(?P<name>[\w/.-]+)\s*-->")
 
 
@@ -211,6 +211,210 @@ FACTS.update({
     "s06_change_pct": (EXP_06_07.name, lambda k: abs(_s06_change_pct(k))),
     "s06_spread_pct": (EXP_06_07.name, _s06_spread_pct),
 })
+
+
+# ---- stages 07-10 (notebooks 07-10) ------------------------------------------------------------------------------
+STAGES_06_09 = RESULTS_DIR / "stages_06_09_h200_2026-11-22"
+# Every H200 run at 4096^3 with the defaults of stages 07-09 and cuBLAS FP32 in the same run: the two experiments
+# (each kernel the median of three interleaved medians of 50, cuBLAS the median of its three) and the five ladders.
+H200_RUNS_07_09 = (STAGES_06_09 / "exp_08_09.json", STAGES_06_09 / "exp_08_09_b.json",
+                   RESULTS_DIR / "ladder_h200_2026-11-22_02-09.json",
+                   *(RESULTS_DIR / f"gpu_h200_2026-11-{day}" / "ladder.json" for day in (22, 23, 24, 25)))
+S07_KERNELS = {   # exp_06_07.json's kernels by a short name
+    "05_8x8": "05 kept (128, 128, 8, 8, 8)", "06_8x8": "06 transposed_a (128, 128, 8, 8, 8)",
+    "07_8x8": "07 vectorized (128, 128, 8, 8, 8)", "v2": "seed 004 V2 design (reference, no bounds checks)",
+    "07_checked": "07, every tile checked (128, 128, 8, 8, 8)", "cublas": "cuBLAS (cupy.matmul)"}
+S09_ABLATIONS = {"checked": "variant: every tile checked", "one_tile": "variant: one tile a pass",
+                 "one_step": "variant: one step's values in registers", "min_blocks_1": None}
+S10_EXP = RESULTS_DIR / "stage_10_h200_2026-11-23" / "exp_10.json"
+S10_WGMMA = RESULTS_DIR / "stage_10_h200_2026-11-24" / "measure_10_wgmma.json"
+S10_H100_ROUND = RESULTS_DIR / "stage_10_h100_2026-11-24" / "exp_10_wgmma_round.json"
+S10_WMMA = {"default": "sgemm_tensor_cores<128, 128, 32, 64, 64, 3, 1>", "round0": "sgemm_tensor_cores<128, 128, 32, 64, 64, 3, 0>",
+            "round2": "sgemm_tensor_cores<128, 128, 32, 64, 64, 3, 2>", "wide": "sgemm_tensor_cores<128, 256, 32, 64, 128, 3, 2>"}
+S10_NCU = {"wmma": "sgemm_tensor_cores<128, 128, 32, 64, 64, 3, 1>", "wmma_round0": "sgemm_tensor_cores<128, 128, 32, 64, 64, 3, 0>",
+           "wgmma": "sgemm_wgmma<256, 128, 4, 0>", "wgmma_round1": "sgemm_wgmma<256, 128, 4, 1>", "cublas_tf32": "sm90_xmma"}
+
+
+def _mid(xs) -> float:
+    """The median as the notebooks 07-10 take it (statistics.median)."""
+    return float(statistics.median(xs))
+
+
+def h200_runs_07_09() -> dict[str, dict]:
+    """run -> {'cublas': TFLOP/s, variant: TFLOP/s of its registered default} for each file of H200_RUNS_07_09; a
+    run is named by its file's stem, or its folder's name for a ladder.json."""
+    from helpers.core import stages
+    runs = {}
+    for path in H200_RUNS_07_09:
+        data = results_files.read_json(path)
+        with results_files.reading(path):
+            if "rows" in data and "cublas_tflops_three_runs" in data:
+                by_expr = {r["expr"]: _mid(r["tflops_three_runs"]) for r in data["rows"]
+                           if not r.get("error") and not r.get("variant")}
+                run = {"cublas": _mid(data["cublas_tflops_three_runs"])}
+                for v in ("07_vectorized", "08_warp_tiling", "09_double_buffering", "09_async_copy"):
+                    run[v] = by_expr[stages.variant(v).name_expression()]
+            else:
+                run = {"cublas": data["cublas"]["tflops"], **{r["variant"]: r["tflops"] for r in data["rows"]}}
+        runs[path.parent.name if path.name == "ladder.json" else path.stem] = run
+    return runs
+
+
+def _run_pct(variant: str, run: dict) -> float:
+    return 100.0 * run[variant] / run["cublas"]
+
+
+def _runs(arg: str) -> tuple[str, list[dict]]:
+    """'VARIANT' or 'VARIANT/RUN': the variant and the runs meant."""
+    variant, _, name = arg.partition("/")
+    runs = h200_runs_07_09()
+    return variant, [runs[name]] if name else list(runs.values())
+
+
+def _runs_stat(kind: str, arg: str) -> float:
+    """kind 'min_tflops', 'max_pct', ...: over the runs of H200_RUNS_07_09 (or the one named) of a variant."""
+    how, _, what = kind.partition("_")
+    variant, runs = _runs(arg)
+    values = [r[variant] if what == "tflops" else _run_pct(variant, r) for r in runs]
+    return {"min": min, "max": max}[how](values)
+
+
+def _runs_met(arg: str) -> int:
+    """'VARIANT/PCT': in how many runs the variant reached PCT % of cuBLAS."""
+    variant, _, pct = arg.partition("/")
+    return sum(_run_pct(variant, r) >= float(pct) for r in h200_runs_07_09().values())
+
+
+def _runs_cublas(how: str) -> float:
+    return {"min": min, "max": max}[how](r["cublas"] for r in h200_runs_07_09().values())
+
+
+def _gain_over_08(how: str) -> float:
+    """How much faster 09_double_buffering ran than 08_warp_tiling in the same run, in % (the least or the most)."""
+    gains = [100.0 * (r["09_double_buffering"] / r["08_warp_tiling"] - 1) for r in h200_runs_07_09().values()]
+    return {"min": min, "max": max}[how](gains)
+
+
+def _exp_06_07(name: str) -> dict:
+    data = results_files.read_json(STAGES_06_09 / "exp_06_07.json")
+    with results_files.reading(STAGES_06_09 / "exp_06_07.json"):
+        return {k: _mid(data["kernels"][v]["tflops_three_runs"]) for k, v in S07_KERNELS.items()}[name]
+
+
+def _s07_gain_over_06() -> float:
+    """How much faster 07 ran than 06_transposed_a with the same 8 x 8 tiles (exp_06_07.json), in %."""
+    return 100.0 * (_exp_06_07("07_8x8") / _exp_06_07("06_8x8") - 1)
+
+
+def _exp_08_09(expr: str, variant: str | None = None) -> float:
+    path = STAGES_06_09 / "exp_08_09.json"
+    data = results_files.read_json(path)
+    with results_files.reading(path):
+        return next(_mid(r["tflops_three_runs"]) for r in data["rows"]
+                    if r["expr"] == expr and r.get("variant") == variant and not r.get("error"))
+
+
+def _s08_bk8_loss() -> float:
+    """How much slower 08 with BK = 8 ran than 07's default in exp_08_09.json, in %."""
+    return 100.0 * (1 - _exp_08_09("sgemm_warp_tiling<128, 128, 8, 32, 64, 8, 8>")
+                    / _exp_08_09("sgemm_vectorized<128, 128, 8, 8, 8>"))
+
+
+def _s09_ablation(name: str) -> float:
+    """How much slower an ablation of 09_double_buffering's default ran than the default (exp_08_09.json), in %."""
+    default = "sgemm_double_buffering<128, 128, 8, 32, 64, 8, 8, 2>"
+    if name == "min_blocks_1":
+        other = _exp_08_09(default[:-2] + "1>")
+    else:
+        other = _exp_08_09(default, S09_ABLATIONS[name])
+    return 100.0 * (1 - other / _exp_08_09(default))
+
+
+def _s10_wmma(kind: str, name: str) -> float:
+    """TFLOP/s or % of cuBLAS TF32 of a wmma configuration in exp_10.json (the notebook's table)."""
+    from helpers.measure import tensor_cores
+    data = results_files.read_json(S10_EXP)
+    row = next(r for r in tensor_cores.committed_configs(data) if r["kernel"] == S10_WMMA[name])
+    return row["TFLOP/s"] if kind == "tflops" else row["% of cuBLAS (same precision)"]
+
+
+def _s10_wmma_cost(name: str) -> float:
+    """How much slower the default (ROUND = 1) ran than ROUND = 0, or ROUND = 2 than the default, in %."""
+    if name == "round1":
+        return 100.0 * (1 - _s10_wmma("tflops", "default") / _s10_wmma("tflops", "round0"))
+    return 100.0 * (1 - _s10_wmma("tflops", "round2") / _s10_wmma("tflops", "default"))
+
+
+def _s10_pipe(arg: str) -> float:
+    """'DAY/KERNEL': the tensor pipe's % busy in the Nsight Compute run of results/stage_10_h200_DAY/."""
+    from helpers.measure import tensor_cores
+    day, _, kernel = arg.partition("/")
+    rows = tensor_cores.committed_ncu(RESULTS_DIR / f"stage_10_h200_{day}")
+    return next(r["tensor pipe active (%)"] for r in rows if r["kernel"].startswith(S10_NCU[kernel]))
+
+
+def _s10_wgmma_rounds() -> list[dict]:
+    from helpers.measure import tensor_cores
+    return tensor_cores.wgmma_rounds(results_files.read_json(S10_WGMMA))
+
+
+def _s10_wgmma(kind: str, arg: str = "") -> float:
+    """kind 'min'/'max'/'median' TFLOP/s over the rounds; 'pct' ARG: % of cuBLAS TF32 in round ARG, or the median."""
+    rounds = _s10_wgmma_rounds()
+    if kind == "pct":
+        pcts = [r["10_wgmma % of cuBLAS TF32"] for r in rounds]
+        return pcts[int(arg) - 1] if arg else _mid(pcts)
+    values = [r["10_wgmma TFLOP/s"] for r in rounds]
+    return {"min": min, "max": max, "median": _mid}[kind](values)
+
+
+def _s10_wgmma_sweep_pct(size: str) -> float:
+    """10_wgmma's % of cuBLAS TF32 at one size of the committed sweep."""
+    from helpers.measure import tensor_cores
+    row = next(r for r in tensor_cores.wgmma_sweep(results_files.read_json(S10_WGMMA)) if r["size"] == int(size))
+    return 100.0 * row["10_wgmma"] / row["cublas_tf32"]
+
+
+def _s10_h100(rounding: str) -> float:
+    """'0' or '1': the mean TFLOP/s of 10_wgmma's default tiles with that ROUND on the H100 (exp_10_wgmma_round.json);
+    'cost': how much slower ROUND = 1 ran, in %."""
+    data = results_files.read_json(S10_H100_ROUND)
+    with results_files.reading(S10_H100_ROUND):
+        def mean(r):
+            xs = [row["tflops"] for row in data["rows"] if row["config"] == f"sgemm_wgmma<256, 128, 4, {r}>"]
+            return sum(xs) / len(xs)
+    return 100.0 * (1 - mean(1) / mean(0)) if rounding == "cost" else mean(int(rounding))
+
+
+FACTS.update({
+    "s0709_min_tflops": ("the H200 runs of facts.H200_RUNS_07_09", lambda arg: _runs_stat("min_tflops", arg)),
+    "s0709_max_tflops": ("the H200 runs of facts.H200_RUNS_07_09", lambda arg: _runs_stat("max_tflops", arg)),
+    "s0709_min_pct": ("the H200 runs of facts.H200_RUNS_07_09", lambda arg: _runs_stat("min_pct", arg)),
+    "s0709_max_pct": ("the H200 runs of facts.H200_RUNS_07_09", lambda arg: _runs_stat("max_pct", arg)),
+    "s0709_cublas_min": ("the H200 runs of facts.H200_RUNS_07_09", lambda: _runs_cublas("min")),
+    "s0709_cublas_max": ("the H200 runs of facts.H200_RUNS_07_09", lambda: _runs_cublas("max")),
+    "s0709_runs": ("the H200 runs of facts.H200_RUNS_07_09", lambda: len(H200_RUNS_07_09)),
+    "s0709_runs_met": ("the H200 runs of facts.H200_RUNS_07_09", _runs_met),
+    "s07_tflops": ("stages_06_09_h200_2026-11-22/exp_06_07.json", _exp_06_07),
+    "s07_gain_over_06_pct": ("stages_06_09_h200_2026-11-22/exp_06_07.json", _s07_gain_over_06),
+    "s08_bk8_loss_pct": ("stages_06_09_h200_2026-11-22/exp_08_09.json", _s08_bk8_loss),
+    "s09_gain_over_08_min_pct": ("the H200 runs of facts.H200_RUNS_07_09", lambda: _gain_over_08("min")),
+    "s09_gain_over_08_max_pct": ("the H200 runs of facts.H200_RUNS_07_09", lambda: _gain_over_08("max")),
+    "s09_ablation_pct": ("stages_06_09_h200_2026-11-22/exp_08_09.json", _s09_ablation),
+    "s10_wmma_tflops": ("stage_10_h200_2026-11-23/exp_10.json", lambda name: _s10_wmma("tflops", name)),
+    "s10_wmma_pct": ("stage_10_h200_2026-11-23/exp_10.json", lambda name: _s10_wmma("pct", name)),
+    "s10_wmma_cost_pct": ("stage_10_h200_2026-11-23/exp_10.json", _s10_wmma_cost),
+    "s10_pipe_pct": ("stage_10_h200_*/ncu_10_metrics.csv", _s10_pipe),
+    "s10_wgmma_min_tflops": ("stage_10_h200_2026-11-24/measure_10_wgmma.json", lambda: _s10_wgmma("min")),
+    "s10_wgmma_max_tflops": ("stage_10_h200_2026-11-24/measure_10_wgmma.json", lambda: _s10_wgmma("max")),
+    "s10_wgmma_median_tflops": ("stage_10_h200_2026-11-24/measure_10_wgmma.json", lambda: _s10_wgmma("median")),
+    "s10_wgmma_pct": ("stage_10_h200_2026-11-24/measure_10_wgmma.json", lambda arg="": _s10_wgmma("pct", arg)),
+    "s10_wgmma_sweep_pct": ("stage_10_h200_2026-11-24/measure_10_wgmma.json", _s10_wgmma_sweep_pct),
+    "s10_h100_wgmma": ("stage_10_h100_2026-11-24/exp_10_wgmma_round.json", _s10_h100),
+})
+
+
+FACTS.update(hopper.FACTS)   # stage 12's, computed in helpers/measure/hopper.py beside its readers
 
 
 def value(name: str) -> float:

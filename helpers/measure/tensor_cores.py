@@ -140,10 +140,10 @@ NCU_METRICS = {
 }
 
 
-def committed_ncu() -> list[dict]:
+def committed_ncu(folder: Path | None = None) -> list[dict]:
     """Nsight Compute's figures for the GEMM kernels of the committed launch (the operands'
-    random-number and fill kernels left out)."""
-    text = (results_folder() / "ncu_10_metrics.csv").read_text()
+    random-number and fill kernels left out); `folder`: another results/stage_10_*/ than exp_10.json's."""
+    text = ((folder or results_folder()) / "ncu_10_metrics.csv").read_text()
     kernels: dict[str, dict] = {}
     for r in csv.DictReader(line for line in text.splitlines() if line.startswith('"')):
         name = r["Kernel Name"]

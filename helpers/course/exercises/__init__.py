@@ -25,12 +25,14 @@ from helpers.course.exercises.stage03 import check_03_exercise_1, check_03_exerc
 from helpers.course.exercises.stage04 import check_04_exercise_1, check_04_exercise_2, check_04_prediction
 from helpers.course.exercises.stage05 import check_05_exercise_1, check_05_exercise_2, check_05_prediction
 from helpers.course.exercises.stage06 import check_06_exercise_1, check_06_exercise_2, check_06_prediction
-from helpers.course.exercises.stage07 import check_07_exercise_1, check_07_exercise_2, check_07_exercise_3
-from helpers.course.exercises.stage08 import check_08_exercise_1, check_08_exercise_2
+from helpers.course.exercises.stage07 import (check_07_exercise_1, check_07_exercise_2, check_07_exercise_3,
+                                              check_07_prediction)
+from helpers.course.exercises.stage08 import check_08_exercise_1, check_08_exercise_2, check_08_prediction
 from helpers.course.exercises.stage09 import (broken_double_buffering, broken_double_buffering_races,
-                                              check_09_exercise_1, check_09_exercise_2, check_09_exercise_3)
+                                              check_09_exercise_1, check_09_exercise_2, check_09_exercise_3,
+                                              check_09_prediction)
 from helpers.course.exercises.stage10 import (check_10_exercise_1, check_10_exercise_2, check_10_exercise_3,
-                                              check_10_exercise_4)
+                                              check_10_exercise_4, check_10_prediction)
 from helpers.course.exercises.stage11 import (EX11_1_RANGES, EX11_2_CONFIGS, check_11_exercise_1,
                                               check_11_exercise_2, check_11_exercise_3, check_11_exercise_5)
 
@@ -44,10 +46,10 @@ __all__ = [
     "check_04_exercise_1", "check_04_exercise_2", "check_04_prediction",
     "check_05_exercise_1", "check_05_exercise_2", "check_05_prediction",
     "check_06_exercise_1", "check_06_exercise_2", "check_06_prediction",
-    "check_07_exercise_1", "check_07_exercise_2", "check_07_exercise_3",
-    "check_08_exercise_1", "check_08_exercise_2",
-    "check_09_exercise_1", "check_09_exercise_2", "check_09_exercise_3",
-    "check_10_exercise_1", "check_10_exercise_2", "check_10_exercise_3", "check_10_exercise_4",
+    "check_07_exercise_1", "check_07_exercise_2", "check_07_exercise_3", "check_07_prediction",
+    "check_08_exercise_1", "check_08_exercise_2", "check_08_prediction",
+    "check_09_exercise_1", "check_09_exercise_2", "check_09_exercise_3", "check_09_prediction",
+    "check_10_exercise_1", "check_10_exercise_2", "check_10_exercise_3", "check_10_exercise_4", "check_10_prediction",
     "check_11_exercise_1", "check_11_exercise_2", "check_11_exercise_3", "check_11_exercise_5",
 ]
 

@@ -8,7 +8,7 @@ import dataclasses
 
 from helpers.core import stages
 from helpers.core.arch import WARP_SIZE
-from helpers.course.exercises.feedback import Feedback, parse_whole_pair, right, unanswered, wrong
+from helpers.course.exercises.feedback import Feedback, parse_choice, parse_whole_pair, right, unanswered, wrong
 from helpers.measure import accesses
 from helpers.measure import memory
 
@@ -207,8 +207,60 @@ def check_07_exercise_3(answer) -> Feedback:
 
 
 # checker -> the arguments that make it say "Correct"
+# ---- the prediction before section 5 measures: how much 07 gained over 06 with the same tiles -----------------------
+PRED07_CHOICES = {"a": "less than 5 % faster", "b": "5 to 20 % faster", "c": "20 to 40 % faster",
+                  "d": "more than 40 % faster"}
+PRED07_BANDS = {"a": (-100.0, 5.0), "b": (5.0, 20.0), "c": (20.0, 40.0), "d": (40.0, float("inf"))}
+
+
+def _pred07_measured() -> dict:
+    """07's and 06's TFLOP/s with the same 8 x 8 tiles and the gain, from the committed experiment."""
+    from helpers.measure import facts
+    return {"07": facts.value("s07_tflops/07_8x8"), "06": facts.value("s07_tflops/06_8x8"),
+            "gain": facts.value("s07_gain_over_06_pct"), "cublas": facts.value("s07_tflops/cublas")}
+
+
+def _pred07_answer() -> str:
+    gain = _pred07_measured()["gain"]
+    return next(k for k, (lo, hi) in PRED07_BANDS.items() if lo <= gain < hi)
+
+
+def check_07_prediction(answer) -> Feedback:
+    """Before section 5 measures it: how much faster than 06_transposed_a did 07_vectorized run with the same tiles
+    (128 x 128 x 8, 8 x 8 per thread) at 4096^3 on an H200? A letter of PRED07_CHOICES, from the band of the gain in
+    results/stages_06_09_h200_2026-11-22/exp_06_07.json."""
+    got = parse_choice(answer, PRED07_CHOICES, "how much faster 07 ran than 06 with the same tiles")
+    if isinstance(got, Feedback):
+        return got
+    want = _pred07_answer()
+    m = _pred07_measured()
+    if got == want:
+        return right(f"{want}, {PRED07_CHOICES[want]}: with the same tiles 07_vectorized ran at {m['07']:.1f} TFLOP/s "
+                     f"and 06_transposed_a at {m['06']:.1f}, {m['gain']:.0f} % faster (NVIDIA H200, 4096³, the "
+                     f"median of three interleaved runs, cuBLAS {m['cublas']:.1f} in the same run: "
+                     f"results/stages_06_09_h200_2026-11-22/exp_06_07.json). The bytes did not change; a quarter of "
+                     f"the load instructions, no 2-way conflict on Bs, and C's requests filling their sectors did.")
+    if got < want:
+        return wrong("the bytes are the same, so it is tempting to expect little. But an SM spends its time issuing "
+                     "instructions: count them per step k of the inner loop in 06 and in 07 (section 4's table: a "
+                     "quarter of the loads), beside the 64 FFMA of an 8 × 8 thread tile, and recall that 06's loads of "
+                     "Bs took two wavefronts (section 2). What share of the loop were the loads?")
+    return wrong("that is more than removing load instructions can buy. The FFMA stay the same, 64 per step: the "
+                 "gain is bounded by the share of the time the loads and their conflicts took in 06. Count what "
+                 "section 4 says changed, and what did not.")
+
+
+def prediction_on_screen() -> list[tuple[str, str]]:
+    """Where check_07_prediction's answer would be on the screen: the measured TFLOP/s of 07 or 06 with the same
+    tiles, or the gain, as the notebook prints them."""
+    m = _pred07_measured()
+    return [(f"{name}'s TFLOP/s with the same tiles", rf"(?<![\d.]){m[name]:.1f}\s*TFLOP/s") for name in ("07", "06")] + [
+        ("the gain in %", rf"(?<![\d.]){m['gain']:.0f}\s*%\s*faster")]
+
+
 SOLUTIONS = {
     check_07_exercise_1: lambda: (tuple(requests for requests, _ in _ex07_1_loads_of_a()),),
     check_07_exercise_2: lambda: (ex07_2_wide_matrices(),),
     check_07_exercise_3: lambda: (ex07_3_wavefronts()[:2],),
+    check_07_prediction: lambda: (_pred07_answer(),),
 }

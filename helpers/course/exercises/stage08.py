@@ -4,7 +4,7 @@ shared memory the kernel declares (traced from the kernel file)."""
 from __future__ import annotations
 
 from helpers.core import configs
-from helpers.course.exercises.feedback import Feedback, parse_pair, parse_whole, right, wrong
+from helpers.course.exercises.feedback import Feedback, parse_choice, parse_pair, parse_whole, right, wrong
 from helpers.course.exercises.traces import traced_shared_bytes
 
 # Exercises 1 and 2: the warp tiles of the kernel the learner writes at the end of notebook 08 (64 x 64
@@ -63,7 +63,62 @@ def check_08_exercise_2(answer) -> Feedback:
 
 
 # checker -> the arguments that make it say "Correct"
+# ---- the prediction before section 5 measures: 08 against 07, both at their defaults ------------------------------
+PRED08_CHOICES = {"a": "more than 2 % slower than 07", "b": "within 2 % of 07, either way",
+                  "c": "2 to 10 % faster than 07", "d": "more than 10 % faster than 07"}
+PRED08_BANDS = {"a": (-100.0, -2.0), "b": (-2.0, 2.0), "c": (2.0, 10.0), "d": (10.0, float("inf"))}
+PRED08_RUN = "exp_08_09"   # the run of facts.H200_RUNS_07_09 the notebook's table shows
+
+
+def _pred08_changes() -> dict[str, float]:
+    """run -> how much faster 08_warp_tiling ran than 07_vectorized in that run, in %."""
+    from helpers.measure import facts
+    return {name: 100.0 * (r["08_warp_tiling"] / r["07_vectorized"] - 1) for name, r in facts.h200_runs_07_09().items()}
+
+
+def _pred08_answer() -> str:
+    change = _pred08_changes()[PRED08_RUN]
+    return next(k for k, (lo, hi) in PRED08_BANDS.items() if lo <= change < hi)
+
+
+def check_08_prediction(answer) -> Feedback:
+    """Before section 5 measures it: 08_warp_tiling's default against 07_vectorized's at 4096^3 on an H200, in the
+    same run. A letter of PRED08_CHOICES, from the band of the change in
+    results/stages_06_09_h200_2026-11-22/exp_08_09.json."""
+    from helpers.measure import facts
+    got = parse_choice(answer, PRED08_CHOICES, "how 08 compares with 07")
+    if isinstance(got, Feedback):
+        return got
+    want = _pred08_answer()
+    runs = facts.h200_runs_07_09()
+    r = runs[PRED08_RUN]
+    changes = _pred08_changes()
+    if got == want:
+        return right(f"{want}, {PRED08_CHOICES[want]}: 08_warp_tiling {r['08_warp_tiling']:.1f} TFLOP/s, 07_vectorized "
+                     f"{r['07_vectorized']:.1f}, {changes[PRED08_RUN]:+.1f} % (NVIDIA H200, 4096³, "
+                     f"results/stages_06_09_h200_2026-11-22/{PRED08_RUN}.json). In all {len(runs)} committed H200 runs "
+                     f"(facts.H200_RUNS_07_09) the change stayed between {min(changes.values()):+.1f} and "
+                     f"{max(changes.values()):+.1f} %. A third fewer shared wavefronts did not matter: the H200 was not "
+                     f"waiting on shared memory.")
+    if PRED08_BANDS[got][0] >= PRED08_BANDS[want][1]:
+        return wrong("section 4 found the same requests per warp, and Nsight Compute a third fewer shared wavefronts "
+                     "for 08. Ask whether shared memory was what the H200 was waiting on: stage 07's inner loop was "
+                     "already mostly FFMA (its header counts the instructions). Fewer wavefronts help only a kernel "
+                     "that waits on them.")
+    return wrong("warp tiling changes which values each warp reads, not how many instructions a thread issues "
+                 "(section 2's diff: indices only, the same copies and inner loop). What would make it slower?")
+
+
+def prediction_on_screen() -> list[tuple[str, str]]:
+    """Where check_08_prediction's answer would be on the screen: 08's or 07's TFLOP/s of the run the notebook
+    shows, as its table prints them."""
+    from helpers.measure import facts
+    r = facts.h200_runs_07_09()[PRED08_RUN]
+    return [(f"{v}'s TFLOP/s in {PRED08_RUN}", rf"(?<![\d.]){r[v]:.1f}\s*TFLOP/s") for v in ("08_warp_tiling", "07_vectorized")]
+
+
 SOLUTIONS = {
     check_08_exercise_1: lambda: (_ex08_1_want(),),
     check_08_exercise_2: lambda: (traced_shared_bytes("08_warp_tiling", configs.WarpTileConfig(**EX08_1_CONFIG)),),
+    check_08_prediction: lambda: (_pred08_answer(),),
 }

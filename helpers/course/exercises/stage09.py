@@ -11,7 +11,7 @@ import numpy as np
 
 from helpers.core import configs
 from helpers.core import stages
-from helpers.course.exercises.feedback import Feedback, parse_pair, parse_whole, right, wrong
+from helpers.course.exercises.feedback import Feedback, parse_choice, parse_pair, parse_whole, right, wrong
 from helpers.course.exercises.traces import traced_shared_bytes
 from helpers.measure import memory
 from helpers.measure import pipeline
@@ -130,8 +130,65 @@ def check_09_exercise_3(answer) -> Feedback:
 
 
 # checker -> the arguments that make it say "Correct"
+# ---- the prediction before section 5 measures: which of 08 and the two 09 kernels is fastest ----------------------
+PRED09_CHOICES = {"a": "08_warp_tiling", "b": "09_double_buffering", "c": "09_async_copy"}
+PRED09_RUN = "exp_08_09"   # the run of facts.H200_RUNS_07_09 the notebook's table shows
+
+
+def _pred09_fastest(run: dict) -> str:
+    return max(PRED09_CHOICES, key=lambda k: run[PRED09_CHOICES[k]])
+
+
+def _pred09_answer() -> str:
+    from helpers.measure import facts
+    return _pred09_fastest(facts.h200_runs_07_09()[PRED09_RUN])
+
+
+def check_09_prediction(answer) -> Feedback:
+    """Before section 5 measures it: which default ran fastest at 4096^3 on an H200, 08_warp_tiling,
+    09_double_buffering or 09_async_copy? A letter of PRED09_CHOICES, from
+    results/stages_06_09_h200_2026-11-22/exp_08_09.json."""
+    from helpers.measure import facts
+    got = parse_choice(answer, PRED09_CHOICES, "the fastest of the three defaults")
+    if isinstance(got, Feedback):
+        return got
+    runs = facts.h200_runs_07_09()
+    r = runs[PRED09_RUN]
+    want = _pred09_answer()
+    if got == want:
+        same = sum(_pred09_fastest(x) == want for x in runs.values())
+        others = [f"{name}: " + ", ".join(f"{PRED09_CHOICES[k]} {x[PRED09_CHOICES[k]]:.2f}" for k in PRED09_CHOICES)
+                  for name, x in runs.items() if _pred09_fastest(x) != want]
+        return right(f"{want}, {PRED09_CHOICES[want]}: " + ", ".join(
+            f"{PRED09_CHOICES[k]} {r[PRED09_CHOICES[k]]:.1f}" for k in PRED09_CHOICES)
+            + f" TFLOP/s (NVIDIA H200, 4096³, results/stages_06_09_h200_2026-11-22/{PRED09_RUN}.json). It was the "
+            f"fastest in {same} of the {len(runs)} committed H200 runs (facts.H200_RUNS_07_09)"
+            + (f"; not in {'; '.join(others)}" if others else "") + ". A block's threads hide the next tile's "
+            "loads behind the math just as well through registers, and the asynchronous copies of A must be 4 bytes "
+            "wide to land transposed.")
+    if got == "a":
+        return wrong("08 loads a tile, waits at a barrier, computes, waits again: section 1's schedule of 08 computes "
+                     "in no interval that loads. Both 09 kernels overlap the two. Which of them does it more cheaply?")
+    if got == "c":
+        return wrong("asynchronous copies skip the registers, but both 09 kernels overlap a tile's loads with the "
+                     "previous tile's math (section 1's schedules). Look at what each copy moves: section 4's "
+                     "per-line view gives the width of the copies of A and B in 09_async_copy. Is the extra depth "
+                     "of the pipeline worth more than those instructions?")
+    return wrong("09_double_buffering keeps the next tile's loads in flight in registers while it computes, with one "
+                 "barrier per tile: compare its schedule in section 1 with 08's before you choose.")
+
+
+def prediction_on_screen() -> list[tuple[str, str]]:
+    """Where check_09_prediction's answer would be on the screen: a default's TFLOP/s of the run the notebook
+    shows, as its table prints them."""
+    from helpers.measure import facts
+    r = facts.h200_runs_07_09()[PRED09_RUN]
+    return [(f"{v}'s TFLOP/s in {PRED09_RUN}", rf"(?<![\d.]){r[v]:.1f}\s*TFLOP/s") for v in PRED09_CHOICES.values()]
+
+
 SOLUTIONS = {
     check_09_exercise_1: lambda: (traced_shared_bytes("09_async_copy", configs.AsyncCopyConfig(**EX09_1_CONFIG)),),
     check_09_exercise_2: lambda: (_overlapping(_ex09_2_schedule()),),
     check_09_exercise_3: lambda: (_ex09_3_first_race(),),
+    check_09_prediction: lambda: (_pred09_answer(),),
 }

@@ -10,8 +10,8 @@ from pathlib import Path
 from helpers.core import configs
 from helpers.core import results_files, stages
 from helpers.core.paths import RESULTS_DIR
-from helpers.course.exercises.feedback import (Feedback, is_placeholder, parse_whole, parse_whole_pair, right,
-                                               unanswered, wrong)
+from helpers.course.exercises.feedback import (Feedback, is_placeholder, parse_choice, parse_whole,
+                                               parse_whole_pair, right, unanswered, wrong)
 
 EX10_DEFAULT = dict(BM=128, BN=128, BK=32, WM=64, WN=64, STAGES=3, ROUND=1)   # 10's default (exercise 2's launch)
 # Exercise 1: the default with 4 stages, which the notebook's table of configurations (above the
@@ -158,9 +158,65 @@ def check_10_exercise_4(answer) -> Feedback:
 
 
 # checker -> the arguments that make it say "Correct"
+# ---- the prediction before section 5 measures: wmma against stage 09's FP32 kernel --------------------------------
+PRED10_CHOICES = {"a": "less than 1.25 times as fast", "b": "1.25 to 1.5 times", "c": "1.5 to 2.5 times",
+                  "d": "more than 2.5 times"}
+PRED10_BANDS = {"a": (0.0, 1.25), "b": (1.25, 1.5), "c": (1.5, 2.5), "d": (2.5, float("inf"))}
+PRED10_RUN = "gpu_h200_2026-11-25"   # the newest committed H200 ladder: every stage's default in one run
+
+
+def _pred10_run() -> dict:
+    from helpers.measure import facts
+    return facts.h200_runs_07_09()[PRED10_RUN]
+
+
+def _pred10_ratio() -> float:
+    r = _pred10_run()
+    return r["10_tensor_cores"] / r["09_double_buffering"]
+
+
+def _pred10_answer() -> str:
+    ratio = _pred10_ratio()
+    return next(k for k, (lo, hi) in PRED10_BANDS.items() if lo <= ratio < hi)
+
+
+def check_10_prediction(answer) -> Feedback:
+    """Before section 5 measures it: how many times as fast as 09_double_buffering (FP32, CUDA cores) did
+    10_tensor_cores' default (TF32, wmma) run at 4096^3 on an H200, in the same run? A letter of PRED10_CHOICES, from
+    the ratio in results/gpu_h200_2026-11-25/ladder.json."""
+    got = parse_choice(answer, PRED10_CHOICES, "how many times as fast as stage 09 wmma ran")
+    if isinstance(got, Feedback):
+        return got
+    want = _pred10_answer()
+    r = _pred10_run()
+    if got == want:
+        return right(f"{want}, {PRED10_CHOICES[want]}: 10_tensor_cores {r['10_tensor_cores']:.1f} TFLOP/s against "
+                     f"09_double_buffering's {r['09_double_buffering']:.1f}, {_pred10_ratio():.2f} times, with cuBLAS "
+                     f"FP32 at {r['cublas']:.1f} in the same run (NVIDIA H200, 4096³, results/{PRED10_RUN}/ladder.json). "
+                     f"Far from the tensor cores' peak: wmma feeds them from registers, and the rest of this notebook "
+                     f"measures why.")
+    if got < want:
+        return wrong("one mma_sync does 16 × 16 × 8 = 2048 multiply-adds for the warp, and section 1 counted 32 "
+                     "multiply-adds per float loaded from shared memory, against 4 for stage 09's thread tiles. Even "
+                     "tensor cores kept far from busy do the FP32 lanes' work in much less time: aim higher.")
+    return wrong("the tensor cores' TF32 peak is several times the FP32 lanes', but wmma feeds them through "
+                 "registers: every fragment is loaded by the warp's lanes first (section 4: 255 registers, 2 blocks "
+                 "of 4 warps per SM). Do they stay busy? Aim lower.")
+
+
+def prediction_on_screen() -> list[tuple[str, str]]:
+    """Where check_10_prediction's answer would be on the screen: the wmma kernel's TFLOP/s or the ratio, as the
+    notebook prints them."""
+    from helpers.measure import facts
+    return [("wmma's TFLOP/s in the ladder", rf"(?<![\d.]){_pred10_run()['10_tensor_cores']:.1f}\s*TFLOP/s"),
+            ("wmma's TFLOP/s in exp_10.json", rf"(?<![\d.]){facts.value('s10_wmma_tflops/default'):.1f}\s*TFLOP/s"),
+            ("the ratio to stage 09", rf"(?<![\d.]){_pred10_ratio():.1f}\s*times\s*09")]
+
+
 SOLUTIONS = {
     check_10_exercise_1: lambda: (configs.TensorCoreConfig(**EX10_1_CONFIG).shared_bytes(),),
     check_10_exercise_2: lambda: (_ex10_2_fmas_per_hmma(),),
     check_10_exercise_3: lambda: (round(_ex10_3_ratio(), 2),),
     check_10_exercise_4: lambda: (_ex10_4_want(),),
+    check_10_prediction: lambda: (_pred10_answer(),),
 }
