@@ -27,7 +27,7 @@ from helpers.measure import autotune, dispatch_table
 
 AUTOTUNE_STAGES_03_09 = RESULTS_DIR / "autotune_h200_2026-11-22.json"
 AUTOTUNE_WGMMA = RESULTS_DIR / "autotune_h200_2026-11-24.json"
-ENFORCED = ("07", "08", "09", "10", "11")   # notebooks (stage ids) whose every TFLOP/s and % in prose carries a marker
+ENFORCED = ("02", "03", "04", "05", "06", "07", "08", "09", "10", "11")   # notebooks (stage ids) whose every TFLOP/s and % in prose carries a marker
 MARKER = re.compile(r"(?P<number>\d[\d,]*(?:\.\d+)?)\s*(?P<unit>%|TFLOP/s)?\s*<!--\s*fact:\s*(?P<name>[\w/.-]+)\s*-->")
 
 
