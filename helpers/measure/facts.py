@@ -414,9 +414,6 @@ FACTS.update({
 })
 
 
-FACTS.update(hopper.FACTS)   # stage 12's, computed in helpers/measure/hopper.py beside its readers
-
-
 def value(name: str) -> float:
     """The number a fact's name stands for, computed now from its results file."""
     key, _, arg = name.partition("/")
