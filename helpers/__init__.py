@@ -27,6 +27,7 @@ SURFACE = {
     "backend": "helpers.run.backend",           # which backend runs (GPU or the CPU emulator) and its device card
     "gemm": "helpers.run.gemm",                 # launch a kernel as C = alpha A B + beta C
     "dispatch": "helpers.run.dispatch",         # which kernel and configuration for a shape (table, wave model)
+    "tensor_maps": "helpers.run.tensor_maps",   # TMA tensor maps of A and B (stage 12), checked as the driver does
     # measure: the instruments
     "verify": "helpers.measure.verify",         # correctness against float64 on the shape catalogue
     "bench": "helpers.measure.bench",           # timing beside cuBLAS (GPU)
@@ -43,6 +44,7 @@ SURFACE = {
     "autotune": "helpers.measure.autotune",     # searching tile configurations: verify, time, cache, commit
     "dispatch_table": "helpers.measure.dispatch_table",  # the dispatcher's table and sweep (timed on a GPU), read back
     "gpu_results": "helpers.measure.gpu_results",  # timing now on a GPU, or the committed measurements
+    "hopper": "helpers.measure.hopper",         # stage 12's pipeline from its trace, and its committed H200 runs
     # views: what a learner sees
     "display": "helpers.views.display",         # device card, stage map, kernel source and diffs, throughput
     "figures": "helpers.views.figures",         # banks, sectors, reuse and throughput drawn
@@ -51,6 +53,7 @@ SURFACE = {
     "tensor_core_plots": "helpers.views.tensor_core_plots",    # stage 10's fragments, swizzle, wgmma sweep
     "autotune_plots": "helpers.views.autotune_plots",
     "dispatch_plots": "helpers.views.dispatch_plots",  # waves, the wave model, the sweep against cuBLAS
+    "hopper_plots": "helpers.views.hopper_plots",  # stage 12's pipeline timeline, steps and sweep
     "ladder_report": "helpers.views.ladder_report",  # the capstone ladder: chart, roofline, steps, README table
     "widgets": "helpers.views.widgets",         # slider panels
     # course

@@ -57,6 +57,13 @@ class KernelConfig:
         float workspace of that many floats (0: not used; a one-float array is passed)."""
         return None
 
+    # True: the kernel takes TMA tensor maps of A and B (tensor_maps()) in place of their pointers.
+    TENSOR_MAPS: ClassVar[bool] = False
+
+    def launch_grid(self, M: int, N: int, sm_count: int | None) -> tuple[int, int, int]:
+        """The grid launched on a GPU of sm_count SMs (a persistent kernel's depends on it)."""
+        return self.grid(M, N)
+
     def label(self) -> str:
         return ", ".join(f"{f.name}={getattr(self, f.name)}" for f in dataclasses.fields(self))
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from helpers.core.arch import ARCHS, arch_name
 from helpers.core.configs import KernelConfig
+from helpers.core.configs_hopper import WarpSpecializedConfig
 from helpers.core.configs import AsyncCopyConfig, CoalescedConfig, DoubleBufferConfig, NaiveConfig, PaddedTile2DConfig, SplitKConfig, TensorCoreConfig, ThreadTile1DConfig, ThreadTile2DConfig, TileConfig, VectorizedConfig, WarpTileConfig, WgmmaConfig
 from helpers.core.paths import KERNELS, NOTEBOOKS
 
@@ -227,6 +228,16 @@ REGISTRY: tuple[Stage, ...] = (
                             "cap of MIN_BLOCKS = 2, ptxas 12.9 keeps 4 to 12 B in local memory on sm_75, sm_80, sm_86, "
                             "sm_87, sm_89 and sm_120; sm_90 and sm_100 fit. Timed only on an H200 (sm_90); the dispatcher "
                             "runs it only for SPLITS > 1 (09_double_buffering otherwise).")),
+    )),
+    Stage("12", "hopper", "Hopper the way cuBLAS does it",
+          "TMA copies, mbarrier pipelines, warp specialization, persistent tiles, TF32 rounded to nearest", (
+        Variant("12_warp_specialized", "sgemm_warp_specialized",
+                "10_wgmma fed by TMA: one thread copies whole tiles, mbarriers order copies and products, a producer "
+                "warpgroup and consumer warpgroups, persistent blocks walking tiles, TF32 rounded to nearest (sm_90a)",
+                WarpSpecializedConfig, WarpSpecializedConfig(),
+                (WarpSpecializedConfig(ROUND=0), WarpSpecializedConfig(PERSISTENT=0),
+                 WarpSpecializedConfig(128, 1, 3), WarpSpecializedConfig(128, 2, 2, ROUND=0)),
+                precision="tf32", gpu_arch="sm_90a", parent="10_wgmma"),
     )),
 )
 

@@ -21,6 +21,10 @@ import numpy as np
 
 from helpers.core.errors import BarrierError, CacheError, KernelArgumentError, KernelCrashError, KernelRuntimeError, KernelTimeoutError, LaunchConfigError, OutOfBoundsError, UnsupportedFeatureError
 from helpers.emulator.compiler import EntryInfo, ParamInfo, Program, rebuild
+from helpers.emulator.tensor_map import SIZE as TENSOR_MAP_SIZE
+from helpers.emulator.tensor_map import TensorMapArg
+
+TENSOR_MAP_TYPES = ("TensorMap",)  # the kernels' tensor-map parameter type (kernels/tma.cuh)
 
 DEFAULT_TIME_LIMIT_S = 30.0
 
@@ -66,6 +70,13 @@ def _check_args(kernel: str, entry: EntryInfo, args, names: list[str]) -> None:
                                   f"({', '.join(p.type_name for p in entry.params)}) but was given {len(args)}.")
     for i, (a, p) in enumerate(zip(args, entry.params)):
         what = _describe_param(names, i, p)
+        if isinstance(a, TensorMapArg) or p.type_name in TENSOR_MAP_TYPES:
+            if not (isinstance(a, TensorMapArg) and p.type_name in TENSOR_MAP_TYPES and p.size == TENSOR_MAP_SIZE):
+                raise KernelArgumentError(
+                    f"{kernel}: {what} {'takes' if p.type_name in TENSOR_MAP_TYPES else 'is not'} a TMA tensor map. "
+                    "Fix: build tensor maps with helpers.run.tensor_maps.operand_maps and pass them for the "
+                    "kernel's `const __grid_constant__ TensorMap` parameters only.")
+            continue
         if p.is_pointer:
             if not isinstance(a, np.ndarray):
                 raise KernelArgumentError(f"{kernel}: {what} needs an array, got {type(a).__name__}.")
@@ -139,6 +150,21 @@ def trace(program: Program, name_expression: str, grid, block, args, blocks, sha
                        trace_blocks=tuple(blocks), trace_capacity=capacity)[1]
 
 
+def _buffer_index(buffers: list, a: np.ndarray, name_expression: str) -> int:
+    """The launch's buffer holding array `a`, made (a shared file with a copy of it) at its first use."""
+    b = next((k for k, buf in enumerate(buffers) if buf.array is a), None)
+    if b is not None:
+        return b
+    if any(np.shares_memory(a, buf.array) for buf in buffers):
+        raise KernelArgumentError(
+            f"{name_expression}: two array arguments overlap in memory; the emulator "
+            f"needs each argument to be a separate array (or the very same one).")
+    fd, view = _shared_file("buffer", a.nbytes)
+    np.frombuffer(view, dtype=np.uint8, count=a.nbytes)[:] = np.ascontiguousarray(a).reshape(-1).view(np.uint8)
+    buffers.append(_Buffer(fd, view, a, False))
+    return len(buffers) - 1
+
+
 def _launch(program, name_expression, grid, block, args, shared_mem, timeout, workers,
             trace_blocks=None, trace_capacity=0):
     entry = program.entries[name_expression]
@@ -151,18 +177,12 @@ def _launch(program, name_expression, grid, block, args, shared_mem, timeout, wo
     param_lines, param_buffer = [], []
     try:
         for a, p in zip(args, entry.params):
-            if p.is_pointer:
-                b = next((k for k, buf in enumerate(buffers) if buf.array is a), None)
-                if b is None:
-                    if any(np.shares_memory(a, buf.array) for buf in buffers):
-                        raise KernelArgumentError(
-                            f"{name_expression}: two array arguments overlap in memory; the emulator "
-                            f"needs each argument to be a separate array (or the very same one).")
-                    fd, view = _shared_file("buffer", a.nbytes)
-                    np.frombuffer(view, dtype=np.uint8, count=a.nbytes)[:] = \
-                        np.ascontiguousarray(a).reshape(-1).view(np.uint8)
-                    buffers.append(_Buffer(fd, view, a, False))
-                    b = len(buffers) - 1
+            if isinstance(a, TensorMapArg):  # the map names its array by buffer index (read-only)
+                b = _buffer_index(buffers, a.array, name_expression)
+                param_lines.append(f"value {a.encode(b).hex()}")
+                param_buffer.append(b)
+            elif p.is_pointer:
+                b = _buffer_index(buffers, a, name_expression)
                 buffers[b].writable |= not p.pointee_const
                 param_lines.append(f"pointer {b} 0")
                 param_buffer.append(b)
@@ -352,7 +372,7 @@ def _error(program: Program, kernel: str, text: str, code: int, stderr: str, arg
         return KernelCrashError(f"{kernel}: {_who(f)}{f.get('detail')}.{at}\n{_FIXES['async_copy']}")
     if kind == "wmma":
         return KernelCrashError(f"{kernel}: {_who(f)}{f.get('detail')}.{at}\n{_FIXES['wmma']}")
-    if kind in ("wgmma", "cvta"):  # undefined on a GPU: wrong results, a hang or an illegal instruction
+    if kind in ("wgmma", "cvta", "mbarrier", "tma"):  # undefined on a GPU: wrong results, a hang, an illegal instruction
         return KernelCrashError(f"{kernel}: {_who(f)}{f.get('detail')}.{at}\nFix: {f.get('fix')}.")
     if kind == "too_much_shared":
         return LaunchConfigError(f"{kernel}: {f.get('detail')}.{at}\nFix: smaller tiles.")

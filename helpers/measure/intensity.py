@@ -202,6 +202,19 @@ def wgmma(config, M: int, N: int, K: int) -> Intensity:
                      panel, panel, blocks * tiles * per_tile * FLOAT_BYTES)
 
 
+def warp_specialized(config, M: int, N: int, K: int) -> Intensity:
+    """12_warp_specialized: 10_wgmma's traffic with ROUND = 0 (each block copies its panels once, its consumers'
+    wgmmas read A's tile and load B's fragments once per tile of 32), whatever ROUND is: the copy engine rounds
+    to TF32 on the way, with no read or write of shared memory more. A persistent block walks several tiles,
+    each of which reads its panels as one block per tile would."""
+    BM, BN, BK = config.BM, config.BN, config.BK
+    panel = panel_bytes(M, N, K, BM, BN)
+    blocks, tiles = ceil_div(M, BM) * ceil_div(N, BN), ceil_div(K, BK)
+    per_tile = config.CONSUMERS * BM * BK + BN * BK
+    return Intensity("12_warp_specialized", config.label(), M, N, K, _flops(M, N, K), _ideal_bytes(M, N, K),
+                     panel, panel, blocks * tiles * per_tile * FLOAT_BYTES)
+
+
 def split_k(config, M: int, N: int, K: int) -> Intensity:
     """11_split_k: 09's traffic (the slices partition K's tiles, so the panels and the shared loads add
     up to 09's), and with SPLITS = S > 1 the workspace: S x M x N floats written by the products and
@@ -225,6 +238,7 @@ MODELS: dict[str, Callable[..., Intensity]] = {
     "10_tensor_cores": tensor_cores,
     "10_wgmma": wgmma,
     "11_split_k": split_k,
+    "12_warp_specialized": warp_specialized,
 }
 
 _IDEAL = "ideal (each matrix once): 2MNK / 4(MK + KN + 2MN)"
@@ -267,6 +281,11 @@ FORMULAS["10_wgmma"] = FORMULAS["05_2d_thread_tiling"][:3] + (
     "smem: per 32 steps of K each of the BN/64 warpgroups' wgmmas read A's BM × 32 tile (tensor cores), "
     "and B's BN × 32 tile is loaded once into fragments: 32·BN·(1 + BM/64) floats per 64·BM·BN FLOPs, "
     "32·BM/(64 + BM) FLOP/B (with ROUND = 1 one more read and write of each element of A's tile)",)
+
+
+FORMULAS["12_warp_specialized"] = FORMULAS["05_2d_thread_tiling"][:3] + (
+    "smem: as 10_wgmma with ROUND = 0, whatever ROUND is (TMA rounds to TF32 as it copies): per 32 steps of K "
+    "each consumer warpgroup's wgmmas read A's BM × 32 tile, and B's BN × 32 tile is loaded once into fragments",)
 
 
 def model(variant_name: str) -> Callable[..., Intensity]:

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from helpers.core.arch import BANK_BYTES, BANKS, SECTOR_BYTES
-from helpers.measure.trace import OPS, SPACES, Trace
+from helpers.measure.trace import ACCESS_KINDS, OPS, SPACES, Trace
 
 
 
@@ -175,11 +175,49 @@ class Race:
     first: tuple[int, int, str]   # (thread, line, op) of the write
     second: tuple[int, int, str]  # (thread, line, op) of the conflicting access
 
+    ordering: str = "barriers"  # "barriers": the epoch check; "clocks": the runtime's (mbarriers, TMA copies)
+
     def __str__(self) -> str:
         (t1, l1, o1), (t2, l2, o2) = self.first, self.second
+        if self.ordering == "clocks":
+            if o1 == "copy engine write":
+                why = ("before waiting (mbarrier_wait) for the barrier phase that the copy completes: the bytes may "
+                       "not have landed, or may be the next copy's")
+            elif o2 == "copy engine write":
+                why = ("while that read may still be under way: nothing told the copy's issuer that the reader was "
+                       "done (an arrival of the reader's side on a barrier the issuer waits for before the copy)")
+            else:
+                why = "with no __syncthreads, warpgroup call or mbarrier phase ordering the two"
+            return (f"block {self.block}: {_who(t1, o1)} {self.array} (shared word {self.word}) at line {l1}, and "
+                    f"{_who(t2, o2)} it at line {l2} {why}")
         return (f"block {self.block}, between barriers {self.epoch} and {self.epoch + 1}: thread {t1} {o1}s "
                 f"{self.array} (shared word {self.word}) at line {l1} and thread {t2} {o2}s it at line {l2}, "
                 f"with no barrier between them")
+
+
+def _who(thread: int, op: str) -> str:
+    return {"copy engine write": f"a TMA copy issued by thread {thread} writes",
+            "tensor core read": f"the tensor cores (wgmma of thread {thread}'s warpgroup) read"}.get(
+        op, f"thread {thread} {op}s")
+
+
+def clock_races(trace: Trace) -> list[Race]:
+    """The race the emulator's clocks found in each traced block (runtime_tma.h), if any: accesses of shared
+    memory that no __syncthreads, warpgroup call or mbarrier phase orders, TMA copies and wgmma reads included."""
+    ev = trace.events
+    if ev is None or ev.size == 0:
+        return []
+    out = []
+    firsts = np.flatnonzero(ev["op"] == 3)
+    for i in firsts:
+        if i + 1 >= ev.size or ev["op"][i + 1] != 4:
+            continue
+        a, b = ev[i], ev[i + 1]
+        name = str(_array_names(trace, [a["space"]], [-1], [int(a["offset"])])[0])
+        out.append(Race(int(a["block"]), int(a["epoch"]), name, int(a["offset"]) // BANK_BYTES,
+                        (int(a["thread"]), int(a["line"]), ACCESS_KINDS[int(a["repeat"])]),
+                        (int(b["thread"]), int(b["line"]), ACCESS_KINDS[int(b["repeat"])]), "clocks"))
+    return out
 
 
 def _shared_words(trace: Trace) -> pd.DataFrame:
@@ -198,7 +236,15 @@ def _shared_words(trace: Trace) -> pd.DataFrame:
 
 
 def races(trace: Trace, limit: int = 20) -> list[Race]:
-    """Shared words that two threads touch between the same two barriers, at least one writing."""
+    """Shared words that two threads touch between the same two barriers, at least one writing; in a kernel that
+    uses mbarriers or TMA copies, the race the emulator's clocks found instead (clock_races), since there the
+    barriers of __syncthreads are not what orders the accesses."""
+    if trace.events is not None and np.isin(trace.events["op"], (5, 6, 7)).any():
+        return clock_races(trace)[:limit]   # mbarriers order the accesses: barrier intervals do not
+    return _epoch_races(trace, limit)
+
+
+def _epoch_races(trace: Trace, limit: int) -> list[Race]:
     w = _shared_words(trace)
     found: dict[tuple, Race] = {}
     keys = ["block", "epoch", "space", "word"]

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from helpers import emulator
-from helpers.run import cpu_backend, gemm
+from helpers.run import backend, cpu_backend, gemm
 from helpers.measure import verify
 from helpers.emulator.launcher import RawTrace
 from helpers.core.kernel_source import KernelSource
@@ -29,6 +29,8 @@ from helpers.core.stages import Variant
 
 SPACES = ("global", "shared", "dynamic shared")
 OPS = ("load", "store", "atomic")
+EVENTS = {3: "race: first access", 4: "race: second access", 5: "copy issued", 6: "arrive", 7: "wait passed"}
+ACCESS_KINDS = ("load", "store", "copy engine write", "tensor core read")
 WARP = 32
 
 
@@ -45,6 +47,10 @@ class Trace:
     itemsize: dict[int, int]                # buffer index -> bytes per element
     shared_variables: list = field(default_factory=list)  # SharedVariable: name, offset, size, line
     dropped: int = 0                        # accesses past the trace's capacity (not kept)
+    # Records that are not a thread's access (op >= 3, EVENTS): a race the runtime's clocks found (the two
+    # accesses, `repeat` their ACCESS_KINDS), and a TMA copy issued, a barrier arrival or a wait passed (`offset`
+    # the copy's destination or the barrier's address in shared memory, `repeat` the phase's parity).
+    events: np.ndarray | None = None
 
     @property
     def threads_per_block(self) -> int:
@@ -103,6 +109,10 @@ def _expand(raw: RawTrace, program: emulator.Program) -> np.ndarray:
     out["lane"] = r["thread"] % WARP
     lines = _lines(program, r["pc"])
     out["line"] = [lines.get(int(p), 0) for p in r["pc"]]
+    # events and race records where the runtime knew the call's line carry it in the offset's high 32 bits
+    known = (r["op"] >= min(EVENTS)) & ((r["offset"] >> 32) > 0)
+    out["line"][known] = r["offset"][known] >> 32
+    out["offset"][known] = r["offset"][known] & 0xFFFFFFFF
     return out
 
 
@@ -123,8 +133,10 @@ def capture(path, name_expression: str, grid, block, args, blocks=None, shared_m
         if b is not None and b not in buffers:
             buffers[b] = names[i] if i < len(names) else f"argument {i}"
             itemsize[b] = entry.params[i].pointee_size or args[i].itemsize
-    return Trace(name_expression, source, grid, block, blocks, _expand(raw, program), buffers, itemsize,
-                 raw.shared, raw.dropped)
+    records = _expand(raw, program)
+    is_event = records["op"] >= min(EVENTS)
+    return Trace(name_expression, source, grid, block, blocks, records[~is_event], buffers, itemsize,
+                 raw.shared, raw.dropped, records[is_event])
 
 
 def capture_variant(variant: Variant, config: KernelConfig | None = None, M: int = 128, N: int = 128,
@@ -135,8 +147,11 @@ def capture_variant(variant: Variant, config: KernelConfig | None = None, M: int
     verify.check_inputs(s, reference=False, what="tracing it")
     config.check_shape(M, N, K)
     A, B, C = verify.random_operands(s, np.random.default_rng())
-    grid = config.grid(M, N)   # split-K: the kernel of the products, writing its slices to the workspace
+    # split-K: the kernel of the products, writing its slices to the workspace; a persistent kernel: one block per
+    # SM of the GPU the emulator stands for
+    grid = config.launch_grid(M, N, backend.EMULATED_SMS)
     return capture(variant.path, variant.name_expression(config), grid, config.block(),
-                   gemm.kernel_args(config, M, N, K, s.alpha, A, B, s.beta, C), blocks, config.shared_bytes())
+                   gemm.kernel_args(config, M, N, K, s.alpha, A, B, s.beta, C, bk=cpu_backend), blocks,
+                   config.shared_bytes())
 
 

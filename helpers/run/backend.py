@@ -88,6 +88,18 @@ def arch() -> str:
     return chosen
 
 
+# The SMs a persistent kernel's grid is sized for on the emulator: an H100 SXM's and H200's, the GPUs the
+# Hopper kernels (the only persistent ones) run on.
+EMULATED_SMS = 132
+
+
+def sm_count() -> int:
+    """The SMs of this GPU; on the CPU emulator, EMULATED_SMS."""
+    if name() == "gpu":
+        return current().device_info().sm_count
+    return EMULATED_SMS
+
+
 def max_shared_per_block() -> tuple[int, str]:
     """The shared memory a block may have, in bytes, and on what: the GPU's own opt-in limit, or on the CPU
     emulator that of the architecture it stands for (arch(): TBT_ARCH, else sm_90), so that a launch that

@@ -11,6 +11,7 @@ from helpers import emulator
 from helpers.core.device import host_description
 from helpers.core.device import DeviceInfo
 from helpers.emulator.launcher import ShadowUnavailable
+from helpers.emulator.tensor_map import TensorMapArg
 from helpers.core.errors import KernelArgumentError, KernelCompileError
 from helpers.core.kernel_source import KernelSource
 from helpers.run.toolchain import check_gpu_compiles
@@ -101,3 +102,13 @@ def to_host(a) -> np.ndarray:
 
 def synchronize() -> None:
     pass
+
+
+# ---- TMA tensor maps (stage 12): the emulator's own, naming the array --------------------------------
+def address(a) -> int:
+    return a.__array_interface__["data"][0]
+
+
+def tensor_map(array, box, pitch_floats: int) -> TensorMapArg:
+    """The emulator's tensor map of a row-major float32 array (see gpu_backend.tensor_map)."""
+    return TensorMapArg(array, box.rows, box.cols, pitch_floats, box.box_rows, box.box_cols, box.tf32)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from helpers.run import backend
+from helpers.run import backend, tensor_maps
 from helpers.core.device import host_memory_available
 from helpers.core.errors import InputError, KernelArgumentError, UnsupportedFeatureError
 from helpers.run.kernel_loader import Kernel, load_kernel
@@ -129,14 +129,18 @@ def launch_args(M, N, K, alpha, A, B, beta, C) -> tuple:
     return (np.int32(M), np.int32(N), np.int32(K), np.float32(alpha), A, B, np.float32(beta), C)
 
 
-def kernel_args(config: KernelConfig, M: int, N: int, K: int, alpha, A, B, beta, C) -> tuple:
-    """The arguments of config's kernel: the course signature, and for a kernel with a workspace
-    (config.workspace_floats(M, N) not None) a fresh one of the current backend after C."""
+def kernel_args(config: KernelConfig, M: int, N: int, K: int, alpha, A, B, beta, C, bk=None) -> tuple:
+    """The arguments of config's kernel on backend bk (default: the current one): the course signature, and for
+    a kernel with a workspace (config.workspace_floats(M, N) not None) a fresh one after C. For a kernel that
+    takes tensor maps, A and B must have rows 16-byte aligned (K, N multiples of 4): launches() pads others."""
+    bk = bk or backend.current()
+    if config.TENSOR_MAPS:  # stage 12: TMA tensor maps of A and B in place of their pointers
+        A, B, _ = tensor_maps.operand_maps(config, M, N, K, A, B, bk)
     args = launch_args(M, N, K, alpha, A, B, beta, C)
     floats = config.workspace_floats(M, N)
     if floats is None:
         return args
-    return (*args, backend.current().xp.empty(max(1, floats), dtype=np.float32))
+    return (*args, bk.xp.empty(max(1, floats), dtype=np.float32))
 
 
 @dataclass(frozen=True)
@@ -147,6 +151,7 @@ class Launch:
     block: tuple
     args: tuple
     shared_mem: int
+    keep: tuple = ()  # arrays the arguments refer to without holding them (tensor maps' copies)
 
     def __call__(self) -> float:
         return self.kernel(self.grid, self.block, self.args, shared_mem=self.shared_mem)
@@ -160,8 +165,14 @@ def launches(variant: Variant, config: KernelConfig, M: int, N: int, K: int, alp
     """The launches that compute C = alpha A B + beta C on device arrays of the current backend: one for a
     kernel of the course's signature; for one with a workspace (config.workspace_floats, split-K), the
     kernel with a fresh workspace after C and, where the workspace is used, the kernel that finishes C."""
-    args = kernel_args(config, M, N, K, alpha, A, B, beta, C)
-    out = [Launch(kernel_for(variant, config), config.grid(M, N), config.block(), args, config.shared_bytes())]
+    keep = ()
+    if config.TENSOR_MAPS:  # the maps read A and B, or padded copies of them, kept alive with the launch
+        mapA, mapB, keep = tensor_maps.operand_maps(config, M, N, K, A, B)
+        args = launch_args(M, N, K, alpha, mapA, mapB, beta, C)
+    else:
+        args = kernel_args(config, M, N, K, alpha, A, B, beta, C)
+    grid = config.launch_grid(M, N, backend.sm_count())
+    out = [Launch(kernel_for(variant, config), grid, config.block(), args, config.shared_bytes(), keep)]
     if config.workspace_floats(M, N):
         work = args[-1]
         reduce = load_kernel(variant.path, config.REDUCE_KERNEL)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import tempfile
@@ -191,3 +192,43 @@ def to_host(a) -> np.ndarray:
 
 def synchronize() -> None:
     cp.cuda.get_current_stream().synchronize()
+
+
+# ---- TMA tensor maps (stage 12): encoded by the driver, passed to the kernel by value ----------
+TENSOR_MAP = np.dtype([("opaque", "<u8", (16,))])  # CUtensorMap: 128 opaque bytes
+_DATA_TYPE = {"float32": 7, "tfloat32": 11}       # CUtensorMapDataType
+_SWIZZLE_128B, _L2_PROMOTION_128B, _ZERO_FILL = 3, 2, 0
+
+
+def address(a) -> int:
+    return int(a.data.ptr)
+
+
+@functools.lru_cache(maxsize=1)
+def _encode_tiled():
+    import ctypes
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+    except OSError as e:
+        raise KernelArgumentError(f"TMA tensor maps need the CUDA driver library (libcuda.so.1): {e}.") from None
+    f = lib.cuTensorMapEncodeTiled
+    f.restype = ctypes.c_int
+    return ctypes, f
+
+
+def tensor_map(array, box, pitch_floats: int):
+    """The driver's tensor map of a row-major float32 array (box.rows x box.cols, rows pitch_floats apart), copied
+    box.box_rows x box.box_cols at a time in the 128-byte swizzle, zeros past the edges, elements rounded to TF32
+    where box.tf32: a NumPy structured scalar that CuPy passes by value."""
+    ctypes, encode = _encode_tiled()
+    out = (ctypes.c_uint64 * 16)()
+    dims = (ctypes.c_uint64 * 2)(box.cols, box.rows)     # innermost first
+    strides = (ctypes.c_uint64 * 1)(4 * pitch_floats)    # bytes between rows
+    box_dims = (ctypes.c_uint32 * 2)(box.box_cols, box.box_rows)
+    steps = (ctypes.c_uint32 * 2)(1, 1)
+    rc = encode(ctypes.byref(out), _DATA_TYPE["tfloat32" if box.tf32 else "float32"], 2, ctypes.c_void_p(address(array)), dims, strides,
+                box_dims, steps, 0, _SWIZZLE_128B, _L2_PROMOTION_128B, _ZERO_FILL)
+    if rc != 0:
+        raise KernelArgumentError(f"the driver refused the tensor map (cuTensorMapEncodeTiled returned {rc}) of a "
+                                  f"{box.rows} x {box.cols} array with {box.box_rows} x {box.box_cols} boxes.")
+    return np.frombuffer(bytes(out), dtype=TENSOR_MAP)[0]

@@ -65,7 +65,7 @@ def check_args(args, bk, names: list[str]) -> tuple:
             raise KernelArgumentError(
                 f"{what} is a plain Python {type(a).__name__}; pass it typed, as {kind}(value). CuPy "
                 f"passes a Python int as a 64-bit integer, so an `int` parameter would read garbage.")
-        if isinstance(a, np.generic):
+        if isinstance(a, np.generic) or getattr(a, "is_tensor_map", False):  # a GPU's map is a np.void
             continue
         bk.check_array(a, what)
         if not a.flags.c_contiguous:

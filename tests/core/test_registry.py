@@ -17,7 +17,7 @@ def test_ids_are_unique_two_digit_and_in_order():
     ids = [s.id for s in stages.REGISTRY]
     assert ids == sorted(ids) and len(set(ids)) == len(ids)
     assert all(re.fullmatch(r"\d\d", i) for i in ids)
-    assert ids == [f"{i:02d}" for i in range(12)]
+    assert ids == [f"{i:02d}" for i in range(13)]
 
 
 def test_every_variant_has_its_kernel_file_and_function():

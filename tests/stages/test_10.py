@@ -28,9 +28,10 @@ def operands(rng):
     return rng.uniform(-1, 1, (64, 128)).astype(np.float32), rng.uniform(-1, 1, (128, 48)).astype(np.float32)
 
 
-def test_only_stage_10_is_tf32():
+def test_only_the_tensor_core_stages_are_tf32():
     assert V.precision == "tf32"
-    assert {v.precision for v in stages.variants() if v.stage_id != "10"} == {"fp32"}
+    assert {v.precision for v in stages.variants() if v.stage_id in ("10", "12")} == {"tf32"}
+    assert {v.precision for v in stages.variants() if v.stage_id not in ("10", "12")} == {"fp32"}
 
 
 def test_the_emulator_computes_in_tf32_not_fp32(cpu_backend, operands):

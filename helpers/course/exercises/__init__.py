@@ -16,7 +16,7 @@ import re
 from typing import Callable
 
 from helpers.course.exercises import (stage01, stage02, stage03, stage04, stage05, stage06, stage07, stage08,
-                                      stage09, stage10, stage11)
+                                      stage09, stage10, stage11, stage12)
 from helpers.course.exercises.feedback import Feedback, is_placeholder
 from helpers.course.exercises.stage01 import check_01_exercise_1, check_01_exercise_2, check_01_exercise_3
 from helpers.course.exercises.stage02 import (check_02_exercise_1, check_02_exercise_2, check_02_exercise_3,
@@ -35,6 +35,7 @@ from helpers.course.exercises.stage10 import (check_10_exercise_1, check_10_exer
                                               check_10_exercise_4, check_10_prediction)
 from helpers.course.exercises.stage11 import (EX11_1_RANGES, EX11_2_CONFIGS, check_11_exercise_1,
                                               check_11_exercise_2, check_11_exercise_3, check_11_exercise_5)
+from helpers.course.exercises.stage12 import check_12_exercise_1, check_12_exercise_2, check_12_prediction
 
 __all__ = [
     "CHECKERS", "CHECKER_NAME", "SOLUTIONS", "STAGE_MODULES", "Feedback", "is_placeholder", "solution",
@@ -51,9 +52,11 @@ __all__ = [
     "check_09_exercise_1", "check_09_exercise_2", "check_09_exercise_3", "check_09_prediction",
     "check_10_exercise_1", "check_10_exercise_2", "check_10_exercise_3", "check_10_exercise_4", "check_10_prediction",
     "check_11_exercise_1", "check_11_exercise_2", "check_11_exercise_3", "check_11_exercise_5",
+    "check_12_prediction", "check_12_exercise_1", "check_12_exercise_2",
 ]
 
-STAGE_MODULES = (stage01, stage02, stage03, stage04, stage05, stage06, stage07, stage08, stage09, stage10, stage11)
+STAGE_MODULES = (stage01, stage02, stage03, stage04, stage05, stage06, stage07, stage08, stage09, stage10, stage11,
+                 stage12)
 # groups: the stage, the exercise (None for a stage's prediction, check_05_prediction)
 CHECKER_NAME = re.compile(r"check_(\d\d)_(?:exercise_(\d+)|prediction)$")
 

@@ -12,6 +12,7 @@
 // buffer files and a result file as inherited descriptors. Errors are written as one line of
 // key=value fields into the result file, then the process exits with status 3.
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "cuda_emu.h"
@@ -121,7 +122,7 @@ void where(char* out, size_t n);
 }
 
 // ---- fibers ---------------------------------------------------------------------------
-enum State { kRunnable, kWaitBlock, kWaitWarp, kWaitActive, kWaitWarpgroup, kDone };
+enum State { kRunnable, kWaitBlock, kWaitWarp, kWaitActive, kWaitWarpgroup, kWaitMbarrier, kDone };
 
 // An asynchronous copy (cp.async, <cuda_pipeline.h>) issued and not yet landed in shared memory.
 // Its source is read when it is issued; its bytes reach shared memory only when the thread waits
@@ -242,6 +243,10 @@ void land_async_copies(Fiber& f, unsigned keep_groups);
 void trace_pending_async_copies();
 void reset_warpgroups();
 void wgmma_thread_exit();
+void hb_meet(int first, int n);                                // runtime_tma.h: the race check's clocks
+void hb_access(uintptr_t a, size_t n, int store, void* pc);
+void hb_tensor_read(const char* rows, int n, int k0, void* pc, int line);
+void hb_reset();
 
 // __activemask(): lanes of a warp run one after another here, so a lane cannot know which of
 // the others will reach the same point until each of them has either blocked somewhere or
@@ -307,6 +312,7 @@ void describe_waits(char* out, size_t n) {
                        : f.state == kWaitWarp      ? "waits at a warp collective"
                        : f.state == kWaitActive    ? "waits at __activemask"
                        : f.state == kWaitWarpgroup ? "waits at a wgmma call"
+                       : f.state == kWaitMbarrier  ? "waits at mbarrier_wait"
                                                    : "has finished";
     used += (size_t)snprintf(out + used, n - used, "%sthread %s %s", shown ? ", " : "", label, what);  // ';' ends a field
     if (f.state != kDone) used += (size_t)snprintf(out + used, n - used, " (line %d)", f.line);
@@ -348,6 +354,7 @@ extern "C" void emu_fiber_main(Fiber* f) {
 // ---- barriers ---------------------------------------------------------------------------
 static void release_block_barrier() {
   block_arrived = 0;
+  hb_meet(0, nthreads);
   for (int i = 0; i < nthreads; ++i)
     if (fibers[i].state == kWaitBlock) fibers[i].state = kRunnable;
 }
@@ -590,13 +597,13 @@ inline void access(uintptr_t a, size_t n, int store, void* pc) {
   if (off < sizeof __emu_static_smem) {
     const SharedVar* v = shared_var_at(off);
     if (!v || off + n > v->offset + v->size) out_of_bounds(a, n, store, pc);
-    if (tracing) trace(off, n, store, pc, 1, -1);
+    if (tracing) trace(off, n, store, pc, 1, -1), hb_access(a, n, store || __emu_atomic_depth, pc);
     return;
   }
   long long dyn;
   if (in_dynamic(a, dyn)) {
     if (dyn < 0 || (size_t)dyn + n > req.dyn_smem) out_of_bounds(a, n, store, pc);
-    if (tracing) trace((uintptr_t)dyn, n, store, pc, 2, -1);
+    if (tracing) trace((uintptr_t)dyn, n, store, pc, 2, -1), hb_access(a, n, store || __emu_atomic_depth, pc);
     return;
   }
   off = a - (uintptr_t)arena;
@@ -704,6 +711,7 @@ struct WgmmaOp {
   const char* rows;              // B's tile: its first row, 1024-byte aligned
   unsigned long long desc;
   int n, k0, line;               // k0: the first float of each row it reads (0, 8, 16, 24)
+  void* pc;                      // its call, for the race check's reports
   unsigned group;                // wgmma_commit_group calls before it: its group once committed
 };
 
@@ -757,6 +765,7 @@ void warpgroup_wait(Warpgroup& g) {
   if (g.arrived == kWarpgroup) {
     g.arrived = 0;
     int first = (int)f.t.linear / kWarpgroup * kWarpgroup;
+    hb_meet(first, kWarpgroup);
     for (int i = first; i < first + kWarpgroup; ++i)
       if (fibers[i].state == kWaitWarpgroup) fibers[i].state = kRunnable;
   } else {
@@ -818,6 +827,7 @@ const char* wgmma_rows(unsigned long long desc, int n, int line, int& k0) {
 
 // D += A B for one operation, every thread's elements (wgmma.cuh's layout), FP32 sums, k in order.
 void run_wgmma(const WgmmaOp& op) {
+  hb_tensor_read(op.rows, op.n, op.k0, op.pc, op.line);
   float b[8][256];
   for (int c = 0; c < op.n; ++c)
     for (int k = 0; k < 8; ++k) {
@@ -905,6 +915,7 @@ extern "C" void __emu_wgmma_m64k8_tf32(float* d, const float* a, int n, unsigned
     WgmmaOp op;
     op.rows = wgmma_rows(desc, n, line, op.k0);
     op.desc = desc, op.n = n, op.line = line, op.group = g.commits;
+    op.pc = __builtin_return_address(0);
     g.ops.push_back(op);
   }
   WgmmaOp& op = g.ops.back();
@@ -918,6 +929,8 @@ extern "C" void __emu_wgmma_m64k8_tf32(float* d, const float* a, int n, unsigned
   op.d[i] = d;
   warpgroup_wait(g);
 }
+
+#include "runtime_tma.h"  // TMA copies, mbarriers and the race check that knows them
 
 // Two ways the compiler reaches these checks (compiler.py picks one per build):
 //  - "inline": it tests a shadow byte per 8 bytes before each access and calls
@@ -1083,8 +1096,8 @@ void read_request() {
       req.param_buffer.push_back(b);
       req.param_offset.push_back(off);
     } else if (k == "value") {
-      char hex[64];
-      if (scanf("%63s", hex) != 1) bad_request(key);
+      static char hex[8200];  // up to 4 KiB of argument (a CUDA kernel's parameter limit), in hex
+      if (scanf("%8199s", hex) != 1) bad_request(key);
       std::vector<unsigned char> bytes;
       for (size_t i = 0; hex[i] && hex[i + 1]; i += 2) {
         unsigned v;
@@ -1174,7 +1187,13 @@ void bind_arguments() {
       char* p = b.base + req.param_offset[i];
       std::memcpy(req.params[i].data(), &p, sizeof p);
     }
-    arg_ptrs.push_back(req.params[i].data());
+    // Each argument in storage aligned to 64 bytes: a parameter of an over-aligned type (a TMA tensor map,
+    // alignas(64)) may be copied with aligned vector moves, which fault on a vector's 16-byte alignment.
+    const size_t n = req.params[i].size(), bytes = (n + 63) / 64 * 64;
+    void* q = aligned_alloc(64, bytes ? bytes : 64);
+    if (!q) fail("kind=internal;detail=cannot allocate the kernel's arguments");
+    std::memcpy(q, req.params[i].data(), n);
+    arg_ptrs.push_back(q);
   }
 }
 
@@ -1209,6 +1228,7 @@ void run_block(unsigned linear) {
   std::memset(warps, 0, sizeof warps);
   std::memset(active_waiting, 0, sizeof active_waiting);
   reset_warpgroups();
+  hb_reset();
   block_arrived = done_count = 0;
   cur = 0;
   __emu_cur = &fibers[0].t;

@@ -1,0 +1,88 @@
+"""Configurations of the Hopper kernels that take TMA tensor maps instead of pointers to A and B (stage 12)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from helpers.core.configs import KernelConfig, ceil_div
+
+MAX_DYNAMIC_SHARED = 227 * 1024  # what a block may opt in to on sm_90
+
+
+@dataclass(frozen=True)
+class TensorMapBox:
+    """One operand as a TMA tensor map sees it: a rows x cols row-major array of floats, copied box_rows x
+    box_cols at a time in the 128-byte swizzle; tf32: the map's elements are TF32, so the copy engine rounds
+    each float to the nearest TF32 as it copies."""
+    rows: int
+    cols: int
+    box_rows: int
+    box_cols: int
+    tf32: bool = False
+
+
+@dataclass(frozen=True)
+class WarpSpecializedConfig(KernelConfig):
+    """A BM x (64 x CONSUMERS) tile per block and per turn: warpgroup 0 copies tiles of A and B with TMA into a
+    ring of STAGES stages, warpgroups 1 .. CONSUMERS multiply them with wgmma. ROUND = 1 gives the kernel
+    tensor maps of TF32 elements, which the copy engine rounds to nearest as it copies (0: FP32 elements, whose
+    low bits the tensor cores drop). PERSISTENT = 1 launches one block per SM, each walking tiles; 0 one block
+    per tile. Neither is a template argument: the kernel is the same."""
+    BM: int = 256
+    CONSUMERS: int = 2
+    STAGES: int = 4
+    ROUND: int = 1
+    PERSISTENT: int = 1
+    BK: ClassVar[int] = 32  # one 128-byte swizzled row of a box
+    TENSOR_MAPS: ClassVar[bool] = True
+    SHARED_FORMULA: ClassVar[str] = "STAGES x (BM + 64 x CONSUMERS) x 32 x 4, + 1 KiB to align the first stage"
+
+    @property
+    def BN(self) -> int:
+        return 64 * self.CONSUMERS
+
+    def threads(self) -> int:
+        return (self.CONSUMERS + 1) * 128
+
+    def shared_bytes(self) -> int:
+        return self.STAGES * (self.BM + self.BN) * self.BK * 4 + 1024
+
+    def static_shared_bytes(self) -> int:
+        return 2 * self.STAGES * 8  # the full and empty mbarriers
+
+    def validate(self) -> None:
+        self._rule(self.BM in (128, 256), f"BM = {self.BM} must be 128 or 256 (wgmma's N; a TMA box has at most "
+                                          "256 rows).")
+        self._rule(self.CONSUMERS in (1, 2), f"CONSUMERS = {self.CONSUMERS} must be 1 or 2 multiplying warpgroups.")
+        self._rule(self.STAGES >= 2, f"STAGES = {self.STAGES}: one stage is multiplied while the next loads, so at "
+                                     "least 2.")
+        self._rule(self.ROUND in (0, 1), f"ROUND = {self.ROUND} must be 0 (the tensor cores drop the low bits) or "
+                                         "1 (the copy engine rounds to the nearest TF32).")
+        self._rule(self.PERSISTENT in (0, 1), f"PERSISTENT = {self.PERSISTENT} must be 0 (a block per tile) or 1 "
+                                              "(a block per SM, walking tiles).")
+        self._rule(self.shared_bytes() <= MAX_DYNAMIC_SHARED,
+                   f"{self.STAGES} stages of {(self.BM + self.BN) * self.BK * 4 // 1024} KiB need "
+                   f"{self.shared_bytes() / 1024:.0f} KiB of shared memory; a block has at most 227: fewer STAGES.")
+
+    def template_args(self):
+        return (self.BM, self.CONSUMERS, self.STAGES)
+
+    def block(self):
+        return (self.threads(), 1, 1)
+
+    def tiles(self, M: int, N: int) -> int:
+        return ceil_div(M, self.BM) * ceil_div(N, self.BN)
+
+    def grid(self, M, N):
+        return (self.tiles(M, N), 1, 1)
+
+    def launch_grid(self, M: int, N: int, sm_count: int | None) -> tuple[int, int, int]:
+        if self.PERSISTENT and sm_count:
+            return (min(self.tiles(M, N), sm_count), 1, 1)
+        return self.grid(M, N)
+
+    def tensor_maps(self, M: int, N: int, K: int) -> tuple[TensorMapBox, TensorMapBox]:
+        """A (M x K) in boxes of BM rows x 32, B (K x N) in boxes of 32 x 32."""
+        tf32 = self.ROUND == 1
+        return TensorMapBox(M, K, self.BM, self.BK, tf32), TensorMapBox(K, N, self.BK, 32, tf32)

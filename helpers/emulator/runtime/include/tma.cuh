@@ -1,0 +1,49 @@
+// The CPU emulator's tma.cuh: the functions of the course's kernels/tma.cuh (Hopper's TMA copies
+// and mbarriers), with the same names, signatures and semantics, run by the runtime
+// (runtime_tma.h). The emulator's include path puts this file before the kernel's directory.
+//
+// - A TensorMap here is the emulator's own 128 bytes (helpers/emulator/tensor_map.py), naming the
+//   array by its buffer; the host builds it with the driver's rules checked first.
+// - tma_load_2d reads its box when issued and writes it to shared memory, swizzled, when a thread
+//   waits for the phase of the barrier it reports to: reading a stage before waiting for it shows
+//   the old contents. mbarrier_wait blocks the thread until that phase completes.
+// - setmaxnreg_inc/dec change nothing here, but, as on a GPU, the 128 threads of a warpgroup make
+//   the call together.
+#pragma once
+
+// Names other than the course header's are reserved (__x).
+extern "C" {
+void __emu_mbarrier_init(unsigned long long* __bar, unsigned __count, int __line);
+void __emu_mbarrier_arrive(unsigned long long* __bar, unsigned __tx_bytes, int __line);
+void __emu_mbarrier_wait(unsigned long long* __bar, unsigned __parity, int __line);
+void __emu_tma_load_2d(void* __dst, const void* __map, unsigned long long* __bar, int __row, int __col, int __line);
+void __emu_tma_check_map(const void* __map, int __line);
+void __emu_setmaxnreg(int __regs, int __line);
+}
+
+struct alignas(64) TensorMap {
+  unsigned long long opaque[16];
+};
+
+static inline unsigned smem_address(const void* __p) { return static_cast<unsigned>(__cvta_generic_to_shared(__p)); }
+
+#define mbarrier_init(bar, count) __emu_mbarrier_init((bar), (count), __LINE__)
+#define mbarrier_arrive(bar) __emu_mbarrier_arrive((bar), 0u, __LINE__)
+#define mbarrier_arrive_expect_tx(bar, bytes) __emu_mbarrier_arrive((bar), (bytes), __LINE__)
+#define mbarrier_wait(bar, parity) __emu_mbarrier_wait((bar), (parity), __LINE__)
+#define tma_load_2d(dst, map, bar, row, col) \
+  __emu_tma_load_2d((dst), static_cast<const TensorMap*>(map), (bar), (row), (col), __LINE__)
+#define tma_prefetch_map(map) __emu_tma_check_map(static_cast<const TensorMap*>(map), __LINE__)
+static inline void fence_mbarrier_init() { __emu_fence(); }
+
+// setmaxnreg_dec<REGS>() and setmaxnreg_inc<REGS>(), with the caller's line.
+struct __emu_setmaxnreg_site {
+  int __line;
+  template <int __REGS>
+  void __dec() const { __emu_setmaxnreg(__REGS, __line); }
+  template <int __REGS>
+  void __inc() const { __emu_setmaxnreg(__REGS, __line); }
+};
+static inline __emu_setmaxnreg_site __emu_setmaxnreg_at(int __line) { return {__line}; }
+#define setmaxnreg_dec __emu_setmaxnreg_at(__LINE__).__dec
+#define setmaxnreg_inc __emu_setmaxnreg_at(__LINE__).__inc

@@ -1,0 +1,307 @@
+"""Stage 12: the pipeline of 12_warp_specialized as its own trace shows it, and its committed H200 measurements.
+
+- pipeline_events(trace) / kernel_pipeline(...): the copies, arrivals and waits of one traced block, in the order
+  the emulator ran them (the runtime records them as events: helpers/emulator/runtime/runtime_tma.h), each named
+  by its barrier (full[s] or empty[s]) and counted as a k-tile of the block's walk. That is the kernel's schedule,
+  what its barriers allow, not a timing: on the emulator a copy lands only when a thread waits for it.
+- measurements() and the tables below read results/stage_12_h200_2026-11-25/measure_12.json (tools/measure_12.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import math
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from helpers.core import results_files, stages
+from helpers.core.errors import CourseError, ResultsFileError
+from helpers.core.paths import RESULTS_DIR
+from helpers.measure import memory
+from helpers.measure import trace as trace_mod
+from helpers.run import backend, cpu_backend, gemm
+from helpers.run.kernel_loader import load_kernel
+
+RESULTS = RESULTS_DIR / "stage_12_h200_2026-11-25"
+MEASUREMENTS = RESULTS / "measure_12.json"
+FIRST_KERNEL = RESULTS / "measure_12_first_kernel.json"   # the same tool on the first kernel (rounding warps)
+ROLES = {0: "producer (warpgroup 0)", 1: "consumer warpgroup 1", 2: "consumer warpgroup 2"}
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """One block's events: order (as run), thread, role, event ('copy issued', 'arrive', 'wait passed'),
+    barrier ('full' or 'empty'), stage, round of the ring (the phase's number), parity."""
+    kernel: str
+    stages: int
+    events: pd.DataFrame
+
+    def per_k_tile(self) -> pd.DataFrame:
+        """A row per k-tile the block walked: when (in event order) its copies were issued, when each
+        consumer warpgroup passed its wait for them, and when it gave the stage back."""
+        e = self.events
+        copies = e[e["event"] == "copy issued"].groupby(["stage", "round"])["order"].min()
+        rows = []
+        for (stage, rnd), issued in copies.items():
+            row = {"k-tile": rnd * self.stages + stage, "stage": stage, "copies issued at": issued}
+            for role in sorted(e["role"].unique()):
+                if role == 0:
+                    continue
+                mine = e[(e["role"] == role) & (e["stage"] == stage) & (e["round"] == rnd)]
+                waits = mine[(mine["event"] == "wait passed") & (mine["barrier"] == "full")]["order"]
+                gives = mine[(mine["event"] == "arrive") & (mine["barrier"] == "empty")]["order"]
+                row[f"WG{role} waited at"] = int(waits.min()) if len(waits) else None
+                row[f"WG{role} gave back at"] = int(gives.max()) if len(gives) else None
+            rows.append(row)
+        return pd.DataFrame(rows).sort_values("k-tile").reset_index(drop=True)
+
+
+def _barrier_names(tr: trace_mod.Trace) -> dict[tuple[int, int], tuple[str, int]]:
+    """(space, byte offset) -> (array name, index) for the kernel's __shared__ barrier arrays."""
+    out = {}
+    for v in tr.shared_variables:
+        for i in range(v.size // 8):
+            out[(1, v.offset + 8 * i)] = (v.name, i)
+    return out
+
+
+def pipeline_events(tr: trace_mod.Trace, stages: int, block: int | None = None) -> Pipeline:
+    """The copies, arrivals and waits of one traced block (default: the first), named by barrier and stage."""
+    ev = tr.events
+    if ev is None or ev.size == 0:
+        raise ValueError(f"{tr.kernel}: the trace holds no barrier events: the kernel uses no mbarriers or TMA copies")
+    block = int(ev["block"][0]) if block is None else block
+    ev = ev[(ev["block"] == block) & np.isin(ev["op"], (5, 6, 7))]
+    names = _barrier_names(tr)
+    rows, seen = [], {}
+    for i, r in enumerate(ev):
+        name, stage = names.get((int(r["space"]), int(r["offset"])), ("?", -1))
+        kind = trace_mod.EVENTS[int(r["op"])]
+        # the round of the ring: a copy or an arrival counts the phases of its barrier; a wait names its parity
+        key = (int(r["thread"]), kind, name, stage)
+        rnd = seen.get(key, 0)
+        seen[key] = rnd + 1
+        rows.append({"order": i, "thread": int(r["thread"]), "role": int(r["thread"]) // 128, "event": kind,
+                     "barrier": name, "stage": stage, "round": rnd, "parity": int(r["repeat"]), "line": int(r["line"])})
+    df = pd.DataFrame(rows)
+    # copies: several per k-tile (A's box and B's): their round is the producer's count of expect_tx arrivals
+    arrivals = df[(df["event"] == "arrive") & (df["barrier"] == "full")]
+    for idx in df.index[df["event"] == "copy issued"]:
+        before = arrivals[(arrivals["order"] < df.at[idx, "order"]) & (arrivals["stage"] == df.at[idx, "stage"])]
+        df.at[idx, "round"] = len(before) - 1
+    return Pipeline(tr.kernel, stages, df)
+
+
+def kernel_pipeline(variant, config=None, M: int = 256, N: int = 128, K: int = 256) -> Pipeline:
+    """Traces block 0 of the variant on fresh data (emulator) and returns its pipeline."""
+    config = config or variant.default
+    tr = trace_mod.capture_variant(variant, config, M, N, K, blocks=(0,))
+    return pipeline_events(tr, config.STAGES)
+
+
+# ---- the committed H200 measurements (tools/measure_12.py) -------------------------------------------------------
+def measurements(path=MEASUREMENTS) -> dict:
+    data = results_files.read_json(path)
+    for key in ("provenance", "configurations", "steps_4096", "sweep", "precision"):
+        results_files.require(path, data, key)
+    return data
+
+
+def label(data: dict) -> str:
+    p = data["provenance"]
+    return (f"Measured on an {p['gpu']} (driver {p['driver']}, CUDA runtime {p['cuda_runtime']}, CuPy {p['cupy']}), "
+            f"{p['date'][:10]}: `{p['command']}`")
+
+
+def steps_table(data: dict) -> pd.DataFrame:
+    """Each idea's TFLOP/s at 4096³ in each interleaved round, and its % of the same round's cuBLAS TF32."""
+    rows = []
+    for i, rnd in enumerate(data["steps_4096"], 1):
+        for r in rnd:
+            rows.append({"round": i, "step": r["step"], "TFLOP/s": r["tflops"], "% of cuBLAS TF32": r.get("pct_cublas_tf32", 100.0)})
+    t = pd.DataFrame(rows)
+    return t.pivot_table(index="step", columns="round", values="% of cuBLAS TF32", sort=False).assign(
+        **{"median TFLOP/s": t.groupby("step", sort=False)["TFLOP/s"].median()})
+
+
+def step_medians(data: dict) -> dict[str, float]:
+    """Each step's median % of cuBLAS TF32 over the rounds."""
+    t = steps_table(data)
+    return {step: float(np.median([t.loc[step, c] for c in t.columns if c != "median TFLOP/s"])) for step in t.index}
+
+
+def sweep_table(data: dict) -> pd.DataFrame:
+    return pd.DataFrame([{"M × N × K": " × ".join(map(str, r["shape"])), "kernel TFLOP/s": r["kernel"]["tflops"],
+                          "cuBLAS TF32 TFLOP/s": r["cublas_tf32"]["tflops"], "% of cuBLAS TF32": r["pct_cublas_tf32"]}
+                         for r in data["sweep"]])
+
+
+def sweep_geomean(data: dict) -> float:
+    pct = [r["pct_cublas_tf32"] for r in data["sweep"]]
+    return math.exp(sum(math.log(p) for p in pct) / len(pct))
+
+
+def precision_table(data: dict) -> pd.DataFrame:
+    return pd.DataFrame([{"arithmetic": r["what"], "max error / RMS(C)": r["max_err_over_rms"],
+                          "RMS error / RMS(C)": r["rms_err_over_rms"]} for r in data["precision"]])
+
+
+# ---- the race check on a broken pipeline: one wait taken out of the kernel ----------------------------------------
+BROKEN = {  # what is taken out -> (the line of kernels/12_warp_specialized.cu, what replaces it)
+    "the producer's wait for an empty stage":
+        ("          mbarrier_wait(&empty[s], (it / STAGES & 1) ^ 1);  // the consumers are done with this stage",
+         "          // (the producer no longer waits for the consumers)"),
+    "the consumers' wait for the copies":
+        ("      mbarrier_wait(&full[s], it / STAGES & 1);", "      // (the consumers no longer wait for the copies)"),
+}
+
+
+@contextlib.contextmanager
+def _broken_kernel(what: str):
+    """The kernel file with `what` (a key of BROKEN) taken out, in a temporary folder beside copies of its headers."""
+    v = stages.variant("12_warp_specialized")
+    old, new = BROKEN[what]
+    text = v.path.read_text()
+    if old not in text:
+        raise ValueError(f"{v.path.name} no longer holds the line to take out ({old.strip()}): update hopper.BROKEN")
+    folder = Path(tempfile.mkdtemp(prefix="tbt_broken_12_"))
+    try:
+        for header in ("tma.cuh", "wgmma.cuh"):
+            shutil.copy(v.path.parent / header, folder / header)
+        path = folder / v.path.name
+        path.write_text(text.replace(old, new))
+        yield path
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _broken_args(config, M: int, N: int, K: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    A = rng.uniform(-1, 1, (M, K)).astype(np.float32)
+    B = rng.uniform(-1, 1, (K, N)).astype(np.float32)
+    C = np.zeros((M, N), np.float32)
+    return A, B, C, gemm.kernel_args(config, M, N, K, 1.0, A, B, 0.0, C, bk=cpu_backend)
+
+
+def broken_pipeline(what: str, config=None, M: int = 256, N: int = 128, K: int = 160):
+    """The races the emulator's clocks find in block 0 when `what` (a key of BROKEN) is taken out of the kernel."""
+    v = stages.variant("12_warp_specialized")
+    config = config or v.config(BM=128, CONSUMERS=1, STAGES=3)
+    with _broken_kernel(what) as path:
+        *_, args = _broken_args(config, M, N, K)
+        tr = trace_mod.capture(path, v.name_expression(config), config.grid(M, N), config.block(), args, blocks=(0,),
+                               shared_mem=config.shared_bytes())
+        return memory.clock_races(tr)
+
+
+def run_broken_pipeline(what: str, M: int, N: int, K: int, config=None) -> str:
+    """Runs the kernel with `what` taken out on the emulator, fresh data of M x N x K: what became of the result
+    (its largest error over the product's RMS, or the error the emulator stopped it with)."""
+    v = stages.variant("12_warp_specialized")
+    config = config or v.config(BM=128, CONSUMERS=1, STAGES=3)
+    with _broken_kernel(what) as path:
+        A, B, C, args = _broken_args(config, M, N, K)
+        try:
+            load_kernel(path, v.name_expression(config))(config.launch_grid(M, N, backend.EMULATED_SMS),
+                                                          config.block(), args, config.shared_bytes())
+        except CourseError as e:
+            return f"{type(e).__name__}: {str(e).splitlines()[0]}"
+        ref = A.astype(np.float64) @ B.astype(np.float64)
+        err = float(np.abs(C - ref).max() / np.sqrt((ref * ref).mean()))
+        return f"largest error / RMS of the product: {err:.1e}" + (" (TF32's size: right)" if err < 1e-2 else "")
+
+
+# ---- what Nsight Compute saw of cuBLAS's TF32 kernel (stage 10's committed run) -----------------------------------
+NCU_STAGE_10 = RESULTS_DIR / "stage_10_h200_2026-11-24" / "ncu_10_sections.csv"
+CUBLAS_LAUNCH = ("Block Size", "Grid Size", "Cluster Size", "Registers Per Thread", "Dynamic Shared Memory Per Block")
+
+
+def cublas_launch(path=NCU_STAGE_10) -> dict[str, str]:
+    """The launch of cuBLAS's TF32 kernel at 4096³ as Nsight Compute reported it: its name and CUBLAS_LAUNCH."""
+    lines = [ln for ln in path.read_text().splitlines() if not ln.startswith("==")]
+    rows = list(csv.DictReader(lines))
+    mine = [r for r in rows if "xmma_gemm" in r["Kernel Name"] and "tf32" in r["Kernel Name"]]
+    if not mine:
+        raise ResultsFileError(f"{path.name}: no cuBLAS TF32 kernel (xmma_gemm ... tf32) in it")
+    out = {"kernel": mine[0]["Kernel Name"]}
+    for r in mine:
+        if r["Metric Name"] in CUBLAS_LAUNCH:
+            out[r["Metric Name"]] = f"{r['Metric Value']} {r['Metric Unit']}".strip()
+    return out
+
+
+# ---- numbers notebook 12 states in prose (helpers.measure.facts registers them; markers <!-- fact: NAME -->) ------
+STEP_KEYS = {"cublas": "cuBLAS TF32", "wgmma": "10_wgmma", "tma_ws": "TMA + warp specialization",
+             "persistent": "+ persistent tiles", "round": "+ TF32 rounded by the copy engine"}
+
+
+def _step_tflops(key: str) -> float:
+    t = steps_table(measurements())
+    return float(t.loc[STEP_KEYS[key], "median TFLOP/s"])
+
+
+def _rounds(key: str, pick: str) -> float:
+    """The lowest or highest (pick: min, max) of a step's % of cuBLAS over the rounds ('cublas': its TFLOP/s)."""
+    rows = [r for rnd in measurements()["steps_4096"] for r in rnd if r["step"] == STEP_KEYS[key]]
+    values = [r["tflops"] if key == "cublas" else r["pct_cublas_tf32"] for r in rows]
+    return {"min": min, "max": max}[pick](values)
+
+
+def _sweep_pct(shape: str) -> float:
+    want = [int(x) for x in shape.split("x")]
+    return next(r["pct_cublas_tf32"] for r in measurements()["sweep"] if r["shape"] == want)
+
+
+def _geomean_even() -> float:
+    """The sweep's geometric mean without the shapes with an odd side, where cuBLAS TF32 leaves its fast kernels."""
+    pct = [r["pct_cublas_tf32"] for r in measurements()["sweep"] if all(n % 2 == 0 for n in r["shape"])]
+    return math.exp(sum(math.log(p) for p in pct) / len(pct))
+
+
+def _precision(what: str, key: str) -> float:
+    return next(r[key] for r in measurements()["precision"] if r["what"].startswith(what))
+
+
+def _error_ratio(which: str) -> float:
+    """'max' or 'rms': the default's (ROUND = 1) error over cuBLAS TF32's; 'trunc': ROUND = 0's RMS over cuBLAS's."""
+    default = "12_warp_specialized (BM=256, CONSUMERS=2, STAGES=4, "
+    if which == "trunc":
+        return _precision(default + "ROUND=0", "rms_err_over_rms") / _precision("cuBLAS TF32", "rms_err_over_rms")
+    key = f"{which}_err_over_rms"
+    return _precision(default + "ROUND=1", key) / _precision("cuBLAS TF32", key)
+
+
+def _first_kernel(what: str) -> float:
+    """The first kernel's run: 'round_pct' (rounding A's tiles in shared memory, median %), 'tfloat32_tflops'."""
+    data = results_files.read_json(FIRST_KERNEL)
+    if what == "tfloat32_tflops":
+        return data["precision_tfloat32_maps"]["tflops"]
+    return float(np.median([r["pct_cublas_tf32"] for rnd in data["steps_4096"] for r in rnd
+                            if r["step"] == "+ TF32 rounded to nearest"]))
+
+
+def _config_tflops(which: str) -> float:
+    """TFLOP/s at 4096³ in the configurations' timings: 'round1', 'round0' (persistent) or 'persistent0' (ROUND = 1)."""
+    want = {"round1": "ROUND=1, PERSISTENT=1", "round0": "ROUND=0, PERSISTENT=1", "persistent0": "ROUND=1, PERSISTENT=0"}
+    return next(r["tflops"] for r in measurements()["configs_timed"] if r["size"] == 4096
+                and r["config"] == f"BM=256, CONSUMERS=2, STAGES=4, {want[which]}")
+
+
+FACTS = {
+    "s12_config_tflops": (MEASUREMENTS.name, _config_tflops),
+    "s12_step_pct": (MEASUREMENTS.name, lambda key: step_medians(measurements())[STEP_KEYS[key]]),
+    "s12_step_tflops": (MEASUREMENTS.name, _step_tflops),
+    "s12_round_min": (MEASUREMENTS.name, lambda key: _rounds(key, "min")),
+    "s12_round_max": (MEASUREMENTS.name, lambda key: _rounds(key, "max")),
+    "s12_sweep_pct": (MEASUREMENTS.name, _sweep_pct),
+    "s12_sweep_geomean_pct": (MEASUREMENTS.name, lambda: sweep_geomean(measurements())),
+    "s12_sweep_geomean_even_pct": (MEASUREMENTS.name, _geomean_even),
+    "s12_error_ratio": (MEASUREMENTS.name, _error_ratio),
+    "s12_first_kernel": (FIRST_KERNEL.name, _first_kernel),
+}

@@ -1,0 +1,170 @@
+"""Stage 12 (12_warp_specialized) on the emulator: TMA tensor maps checked as the driver does, the copy engine's
+TF32 rounding, the pipeline read from the kernel's own trace, and the race check that knows mbarriers. The
+catalogue of every configuration runs in test_every_kernel.py; the GPU's side is in test_12_gpu.py."""
+
+import struct
+
+import numpy as np
+import pytest
+
+from helpers.core import stages
+from helpers.core.configs_hopper import TensorMapBox, WarpSpecializedConfig as WS
+from helpers.core.errors import BarrierError, KernelArgumentError, KernelCrashError
+from helpers.emulator.tensor_map import MAGIC, TensorMapArg
+from helpers.measure import hopper, verify
+from helpers.run import cpu_backend, gemm, tensor_maps
+from helpers.run.kernel_loader import load_kernel
+
+V = stages.variant("12_warp_specialized")
+SMALL = WS(BM=128, CONSUMERS=1, STAGES=3)
+
+
+def _tf32(x: np.ndarray, nearest: bool) -> np.ndarray:
+    """x with its low 13 mantissa bits rounded to nearest, ties to even (as a TF32 tensor map), or dropped."""
+    u = x.astype(np.float32).view(np.uint32).astype(np.uint64)
+    if nearest:
+        u = u + 0xFFF + ((u >> 13) & 1)
+    return (u & 0xFFFFE000).astype(np.uint32).view(np.float32)
+
+
+# ---- tensor maps ---------------------------------------------------------------------------------------------
+def test_the_emulators_map_names_its_array_and_box():
+    A = np.zeros((70, 36), np.float32)
+    m = cpu_backend.tensor_map(A, TensorMapBox(70, 33, 128, 32, tf32=True), 36)
+    assert isinstance(m, TensorMapArg) and m.is_tensor_map
+    raw = m.encode(5)
+    assert len(raw) == 128
+    assert struct.unpack_from("<IIQQQIIII", raw) == (MAGIC, 5, 70, 33, 144, 128, 32, 1, 128)
+
+
+@pytest.mark.parametrize("box, pitch, address, rule", [
+    (TensorMapBox(64, 64, 64, 32), 63, 0, "multiple of 16 bytes"),
+    (TensorMapBox(64, 64, 64, 32), 64, 8, "16-byte boundary"),
+    (TensorMapBox(512, 64, 512, 32), 64, 0, "1 to 256 elements"),
+    (TensorMapBox(64, 64, 64, 64), 64, 0, "at most 128 bytes"),
+])
+def test_a_map_the_driver_would_refuse_is_refused_naming_the_rule(box, pitch, address, rule):
+    with pytest.raises(KernelArgumentError, match=rule):
+        tensor_maps.check(box, pitch, address, "A")
+
+
+def test_rows_not_16_byte_aligned_are_copied_to_a_padded_pitch_the_map_does_not_read():
+    a = np.arange(5 * 7, dtype=np.float32).reshape(5, 7)
+    out, pitch = tensor_maps.pitched(a, 5, 7, np)
+    assert pitch == 8 and out.shape == (5, 8) and np.array_equal(out[:, :7], a)
+    same, p = tensor_maps.pitched(np.zeros((3, 8), np.float32), 3, 8, np)
+    assert p == 8 and same.shape == (3, 8)
+    mA, mB, keep = tensor_maps.operand_maps(SMALL, 5, 9, 7, a, np.zeros((7, 9), np.float32), cpu_backend)
+    assert (mA.rows, mA.cols, mA.pitch_floats, mA.box_rows, mA.box_cols) == (5, 7, 8, 128, 32)
+    assert (mB.rows, mB.cols, mB.pitch_floats, mB.box_rows, mB.box_cols) == (7, 9, 12, 32, 32)
+    assert len(keep) == 2
+
+
+def test_a_pointer_where_a_map_belongs_is_refused_before_the_kernel_runs(cpu_backend, rng):
+    k = load_kernel(V.path, V.name_expression(SMALL))
+    A, B, C = (np.zeros(s, np.float32) for s in ((128, 32), (32, 64), (128, 64)))
+    with pytest.raises(KernelArgumentError, match="TMA tensor map"):
+        k(SMALL.grid(128, 64), SMALL.block(), gemm.launch_args(128, 64, 32, 1.0, A, B, 0.0, C), SMALL.shared_bytes())
+
+
+def test_a_persistent_grid_is_one_block_per_sm_at_most():
+    assert WS().launch_grid(4096, 4096, 132) == (132, 1, 1)
+    assert WS().launch_grid(256, 256, 132) == (2, 1, 1)
+    assert WS(PERSISTENT=0).launch_grid(4096, 4096, 132) == (16 * 32, 1, 1)
+
+
+# ---- what the copy engine delivers ------------------------------------------------------------------------------
+@pytest.mark.parametrize("round_", [0, 1])
+def test_the_copy_engine_rounds_to_nearest_tf32_only_when_the_map_says_tf32(cpu_backend, rng, round_):
+    M, N, K = 130, 70, 45   # edges in every direction, K and N not multiples of 4 (padded pitch)
+    A = rng.uniform(-1, 1, (M, K)).astype(np.float32)
+    B = rng.uniform(-1, 1, (K, N)).astype(np.float32)
+    C = gemm.run(V, A, B, np.full((M, N), np.nan, np.float32), config=WS(128, 1, 3, ROUND=round_))
+    nearest = bool(round_)
+    want = _tf32(A, nearest).astype(np.float64) @ _tf32(B, nearest).astype(np.float64)
+    other = _tf32(A, not nearest).astype(np.float64) @ _tf32(B, not nearest).astype(np.float64)
+    err, err_other = np.abs(C - want).max(), np.abs(C - other).max()
+    assert err < 1e-5 < err_other, (err, err_other)   # FP32 sums of exactly those inputs, not of the others
+
+
+def test_beta_zero_never_reads_c_and_each_element_is_written_once(cpu_backend, rng):
+    report = verify.check_catalogue(V, SMALL)
+    assert report.ok, str(report)
+
+
+# ---- the pipeline, from the kernel's own trace -------------------------------------------------------------------
+def test_the_ring_holds_a_copy_until_every_consumer_gave_its_stage_back():
+    cfg = WS(BM=128, CONSUMERS=2, STAGES=3)
+    p = hopper.kernel_pipeline(V, cfg, M=128, N=128, K=256)
+    t = p.per_k_tile()
+    assert list(t["k-tile"]) == list(range(8)) and list(t["stage"]) == [k % 3 for k in range(8)]
+    for k in range(8):
+        row = t.iloc[k]
+        for wg in (1, 2):
+            assert row["copies issued at"] < row[f"WG{wg} waited at"] < row[f"WG{wg} gave back at"]
+        if k >= 3:   # k-tile k reuses k-3's stage: issued only once both consumers gave it back
+            before = t.iloc[k - 3]
+            assert row["copies issued at"] > max(before["WG1 gave back at"], before["WG2 gave back at"])
+    copies = p.events[p.events["event"] == "copy issued"]
+    calls = {i for i, text in enumerate(V.path.read_text().splitlines(), 1) if "tma_load_2d(" in text}
+    assert len(copies) == 8 * (1 + cfg.BN // 32) and set(copies["line"]) == calls and len(calls) == 2
+
+
+def test_the_correct_kernel_has_no_race():
+    from helpers.measure import memory, trace
+    tr = trace.capture_variant(V, SMALL, 256, 128, 160, blocks=(0,))
+    assert memory.races(tr) == []
+
+
+@pytest.mark.parametrize("what", list(hopper.BROKEN))
+def test_taking_out_a_wait_is_a_race_naming_the_copy_and_the_load(what):
+    races = hopper.broken_pipeline(what)
+    assert len(races) == 1
+    r = races[0]
+    lines = {r.first[1], r.second[1]}
+    text = V.path.read_text().splitlines()
+    copy_line, load_line = sorted(lines)
+    assert "tma_load_2d" in text[copy_line - 1] and "reinterpret_cast<const float2*>" in text[load_line - 1]
+    assert "copy engine write" in (r.first[2], r.second[2]) and "barrier" in str(r)
+
+
+# ---- mbarrier misuse on the emulator: named, with the line and the fix --------------------------------------------
+MISUSE = r"""
+#include "tma.cuh"
+__global__ void misuse(int mode, float* out) {
+  __shared__ unsigned long long bar[1];
+  if (mode != 0 && threadIdx.x == 0) mbarrier_init(&bar[0], 1);
+  __syncthreads();
+  if (mode == 2) {
+    mbarrier_wait(&bar[0], 0);  // nobody arrives
+  } else {
+    mbarrier_arrive_expect_tx(&bar[0], 16);  // 16 bytes announced, no copy issued
+    if (mode == 1) mbarrier_arrive(&bar[0]);  // an arrival more than the count (1), the bytes still missing
+  }
+  out[threadIdx.x] = 1.0f;
+}
+"""
+
+
+@pytest.fixture
+def misuse_kernel(tmp_path):
+    from helpers.core.paths import KERNELS
+    (tmp_path / "tma.cuh").write_text((KERNELS / "tma.cuh").read_text())
+    path = tmp_path / "misuse.cu"
+    path.write_text(MISUSE)
+    return load_kernel(path, "misuse")
+
+
+def test_a_barrier_never_initialized_is_named(cpu_backend, misuse_kernel):
+    with pytest.raises(KernelCrashError, match=r"(?s)no mbarrier_init.*misuse.cu:10"):
+        misuse_kernel((1, 1, 1), (1, 1, 1), (np.int32(0), np.zeros(1, np.float32)))
+
+
+def test_a_wait_no_arrival_completes_is_a_deadlock_naming_the_wait(cpu_backend, misuse_kernel):
+    with pytest.raises(BarrierError, match=r"waits at mbarrier_wait \(line 8\)"):
+        misuse_kernel((1, 1, 1), (32, 1, 1), (np.int32(2), np.zeros(32, np.float32)))
+
+
+def test_more_arrivals_than_the_count_are_named(cpu_backend, misuse_kernel):
+    with pytest.raises(KernelCrashError, match="already has all its 1 arrivals and still waits for 16 announced bytes"):
+        misuse_kernel((1, 1, 1), (1, 1, 1), (np.int32(1), np.zeros(1, np.float32)))

@@ -1,0 +1,68 @@
+"""Stage 12 on a GPU (an H100 or H200): the driver's tensor maps, the copy engine's TF32 rounding against cuBLAS
+TF32 on the same data, the same results whether the blocks are persistent or not, the emulator's rounding the GPU's,
+and a refusal on other GPUs. Skipped, and reported as skipped, where CuPy sees no GPU."""
+
+import numpy as np
+import pytest
+
+from helpers.core import stages
+from helpers.core.configs_hopper import TensorMapBox, WarpSpecializedConfig as WS
+from helpers.core.errors import KernelArgumentError, UnsupportedFeatureError
+from helpers.measure import bench
+from helpers.run import backend, gemm
+
+pytestmark = pytest.mark.gpu
+V = stages.variant("12_warp_specialized")
+
+
+@pytest.fixture
+def hopper_gpu():
+    cc = backend.current().device_info().compute_capability
+    if V.unsupported_on(cc):
+        with pytest.raises(UnsupportedFeatureError, match="H100, H200"):
+            gemm.run(V, np.ones((64, 8), np.float32), np.ones((8, 64), np.float32))
+        pytest.skip(f"this GPU is compute capability {cc}: the kernel is refused (checked), it needs sm_90a")
+
+
+def test_errors_match_cublas_tf32_on_the_same_data(hopper_gpu):
+    rows = {r["what"]: r for r in bench.precision_rows(1024, ((V, WS(ROUND=1)), (V, WS(ROUND=0))))}
+    cublas = rows["cuBLAS TF32"]
+    ours = next(r for w, r in rows.items() if w.startswith(V.name) and "ROUND=1" in w)
+    trunc = next(r for w, r in rows.items() if w.startswith(V.name) and "ROUND=0" in w)
+    for key in ("max_err_over_rms", "rms_err_over_rms"):
+        assert ours[key] <= 1.2 * cublas[key], (key, ours, cublas)
+    assert trunc["rms_err_over_rms"] > 1.5 * ours["rms_err_over_rms"]   # truncation is measurably worse
+
+
+def test_persistent_blocks_give_the_same_bits_as_one_block_per_tile(hopper_gpu, rng):
+    A = rng.uniform(-1, 1, (1000, 600)).astype(np.float32)
+    B = rng.uniform(-1, 1, (600, 1100)).astype(np.float32)
+    one = gemm.run(V, A, B, config=WS(PERSISTENT=1))
+    per_tile = gemm.run(V, A, B, config=WS(PERSISTENT=0))
+    assert np.array_equal(one, per_tile)
+
+
+def test_the_emulators_tf32_rounding_is_the_copy_engines(hopper_gpu, rng):
+    """Inputs on ties and near them: the emulator's round-to-nearest-even gives the GPU's bits exactly."""
+    from helpers.run import cpu_backend
+    M, N, K = 128, 64, 32
+    base = rng.uniform(-1, 1, (M, K)).astype(np.float32).view(np.uint32) & 0xFFFFE000
+    ties = (base | 0x1000 | (rng.integers(0, 2, (M, K)) * 0x2000).astype(np.uint32)).view(np.float32)  # low bits = half
+    B = np.zeros((K, N), np.float32)
+    B[np.arange(K), np.arange(K) % N] = 1.0     # C's column j sums A's columns k with k % 64 == j: here one each
+    gpu = gemm.run(V, ties, B, config=WS(ROUND=1))
+    backend.use("cpu")
+    try:
+        cpu = gemm.run(V, ties, B, config=WS(ROUND=1))
+    finally:
+        backend.use("gpu")
+    assert np.array_equal(gpu, cpu)
+    assert cpu_backend.NAME == "cpu"
+
+
+def test_the_driver_refuses_a_map_with_a_pitch_that_is_not_16_bytes():
+    import cupy as cp
+    from helpers.run import gpu_backend
+    a = cp.zeros((64, 63), cp.float32)
+    with pytest.raises(KernelArgumentError, match="refused the tensor map"):
+        gpu_backend.tensor_map(a, TensorMapBox(64, 63, 64, 32), 63)
