@@ -23,11 +23,11 @@ from typing import Callable
 
 from helpers.core import results_files
 from helpers.core.paths import RESULTS_DIR
-from helpers.measure import autotune, dispatch_table
+from helpers.measure import autotune, dispatch_table, hopper
 
 AUTOTUNE_STAGES_03_09 = RESULTS_DIR / "autotune_h200_2026-11-22.json"
 AUTOTUNE_WGMMA = RESULTS_DIR / "autotune_h200_2026-11-24.json"
-ENFORCED = ("02", "03", "04", "05", "06", "07", "08", "09", "10", "11")   # notebooks (stage ids) whose every TFLOP/s and % in prose carries a marker
+ENFORCED = ("02", "03", "04", "05", "06", "07", "08", "09", "10", "11", "12")   # notebooks (stage ids) whose every TFLOP/s and % in prose carries a marker
 MARKER = re.compile(r"(?P<number>\d[\d,]*(?:\.\d+)?)\s*(?P<unit>%|TFLOP/s)?\s*<!--\s*fact:\s*(?P<name>[\w/.-]+)\s*-->")
 
 
@@ -412,6 +412,9 @@ FACTS.update({
     "s10_wgmma_sweep_pct": ("stage_10_h200_2026-11-24/measure_10_wgmma.json", _s10_wgmma_sweep_pct),
     "s10_h100_wgmma": ("stage_10_h100_2026-11-24/exp_10_wgmma_round.json", _s10_h100),
 })
+
+
+FACTS.update(hopper.FACTS)   # stage 12's, computed in helpers/measure/hopper.py beside its readers
 
 
 def value(name: str) -> float:
