@@ -452,8 +452,9 @@ def stage_of(nb, path: Path) -> str | None:
 
 
 def exercise_cells(nb) -> list:
-    """The setup cells (code cells before the first section, ## ...) and every cell from the
-    Exercises heading on: what --exercises-only runs."""
+    """The setup cells (code cells before the first section, ## ...), the code cells between them and the
+    Exercises heading that call a checker (a stage's prediction, asked before it measures), and every cell
+    from the Exercises heading on: what --exercises-only runs."""
     cells, start = list(nb.cells), None
     first_section = next((i for i, c in enumerate(cells) if c.cell_type == "markdown"
                           and re.search(r"^##\s", c.source, re.M)), len(cells))
@@ -461,7 +462,10 @@ def exercise_cells(nb) -> list:
         if c.cell_type == "markdown" and EXERCISES_HEADING.search(c.source):
             start = i
     setup = [c for c in cells[:first_section] if c.cell_type == "code"]
-    return setup + ([c for c in cells[start:]] if start is not None and start >= first_section else [])
+    if start is None or start < first_section:
+        return setup
+    asked = [c for c in cells[first_section:start] if c.cell_type == "code" and checker_calls(c.source)]
+    return setup + asked + cells[start:]
 
 
 def grade(path, timeout: int = 600, exercises_only: bool = False, backend: str | None = None,

@@ -126,7 +126,7 @@ def test_teacher_copy_fills_in_every_answer(copies):
     original, teacher_nb = copies
     assert teacher_nb.cells[1].source.startswith("**Teacher copy.**") and "a test machine" in teacher_nb.cells[1].source
     calls = [c for s in _exercise_sources(teacher_nb) for c in teacher.checker_calls(s)]
-    assert len(calls) == 4
+    assert len(calls) == 5     # the prediction before section 4, and exercises 1-4
     for c in calls:
         assert CHECKERS[c.name](*ast.literal_eval(f"({c.args},)")).ok
     assert len(teacher_nb.cells) == len(original.cells) + 1
@@ -198,7 +198,9 @@ def test_grade_reports_right_wrong_not_attempted_and_error(copies, tmp_path):
     checked = [e for e in graded[0]["exercises"] if isinstance(e["exercise"], int)]
     assert [(e["exercise"], e["status"]) for e in checked] == [(1, "right"), (2, "wrong"), (3, "not attempted"),
                                                                (4, "error")]
-    kernels = [e for e in graded[0]["exercises"] if not isinstance(e["exercise"], int)]   # a %%kernel cell
+    assert [e["status"] for e in graded[0]["exercises"] if e["check"] == "check_02_prediction"] == ["not attempted"]
+    kernels = [e for e in graded[0]["exercises"] if not isinstance(e["exercise"], int)
+               and e["check"] != "check_02_prediction"]   # a %%kernel cell
     assert all(e["status"] == "not attempted" and "NOT DONE YET" in e["message"] for e in kernels)  # the starter
     messages = {e["exercise"]: e["message"] for e in checked}
     assert "swapped" in messages[2] and "run the cell again" in messages[3] and "ZeroDivisionError" in messages[4]
