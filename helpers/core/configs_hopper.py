@@ -49,7 +49,9 @@ class WarpSpecializedConfig(KernelConfig):
         return self.STAGES * (self.BM + self.BN) * self.BK * 4 + 1024
 
     def static_shared_bytes(self) -> int:
-        return 2 * self.STAGES * 8  # the full and empty mbarriers
+        # the full and empty mbarriers, 8 bytes each; ptxas places the dynamic array, declared __align__(128), at
+        # the next multiple of 128 after them, and counts that much as static
+        return -(-2 * self.STAGES * 8 // 128) * 128
 
     def validate(self) -> None:
         self._rule(self.BM in (128, 256), f"BM = {self.BM} must be 128 or 256 (wgmma's N; a TMA box has at most "

@@ -21,9 +21,9 @@ import statistics
 from pathlib import Path
 from typing import Callable
 
-from helpers.core import results_files
+from helpers.core import results_files, stages
 from helpers.core.paths import RESULTS_DIR
-from helpers.measure import autotune, dispatch_table, hopper
+from helpers.measure import autotune, dispatch_table, hopper, tensor_cores
 
 AUTOTUNE_STAGES_03_09 = RESULTS_DIR / "autotune_h200_2026-11-22.json"
 AUTOTUNE_WGMMA = RESULTS_DIR / "autotune_h200_2026-11-24.json"
@@ -243,7 +243,6 @@ def _mid(xs) -> float:
 def h200_runs_07_09() -> dict[str, dict]:
     """run -> {'cublas': TFLOP/s, variant: TFLOP/s of its registered default} for each file of H200_RUNS_07_09; a
     run is named by its file's stem, or its folder's name for a ladder.json."""
-    from helpers.core import stages
     runs = {}
     for path in H200_RUNS_07_09:
         data = results_files.read_json(path)
@@ -332,7 +331,6 @@ def _s09_ablation(name: str) -> float:
 
 def _s10_wmma(kind: str, name: str) -> float:
     """TFLOP/s or % of cuBLAS TF32 of a wmma configuration in exp_10.json (the notebook's table)."""
-    from helpers.measure import tensor_cores
     data = results_files.read_json(S10_EXP)
     row = next(r for r in tensor_cores.committed_configs(data) if r["kernel"] == S10_WMMA[name])
     return row["TFLOP/s"] if kind == "tflops" else row["% of cuBLAS (same precision)"]
@@ -347,14 +345,12 @@ def _s10_wmma_cost(name: str) -> float:
 
 def _s10_pipe(arg: str) -> float:
     """'DAY/KERNEL': the tensor pipe's % busy in the Nsight Compute run of results/stage_10_h200_DAY/."""
-    from helpers.measure import tensor_cores
     day, _, kernel = arg.partition("/")
     rows = tensor_cores.committed_ncu(RESULTS_DIR / f"stage_10_h200_{day}")
     return next(r["tensor pipe active (%)"] for r in rows if r["kernel"].startswith(S10_NCU[kernel]))
 
 
 def _s10_wgmma_rounds() -> list[dict]:
-    from helpers.measure import tensor_cores
     return tensor_cores.wgmma_rounds(results_files.read_json(S10_WGMMA))
 
 
@@ -370,7 +366,6 @@ def _s10_wgmma(kind: str, arg: str = "") -> float:
 
 def _s10_wgmma_sweep_pct(size: str) -> float:
     """10_wgmma's % of cuBLAS TF32 at one size of the committed sweep."""
-    from helpers.measure import tensor_cores
     row = next(r for r in tensor_cores.wgmma_sweep(results_files.read_json(S10_WGMMA)) if r["size"] == int(size))
     return 100.0 * row["10_wgmma"] / row["cublas_tf32"]
 

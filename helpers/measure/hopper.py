@@ -305,3 +305,47 @@ FACTS = {
     "s12_error_ratio": (MEASUREMENTS.name, _error_ratio),
     "s12_first_kernel": (FIRST_KERNEL.name, _first_kernel),
 }
+
+
+# ---- Nsight Compute on stage 12 (tools/experiments/ncu_10.sh OUT ncu_12) --------------------------------------------
+NCU_STAGE_12 = RESULTS / "ncu_12_metrics.csv"
+NCU_KERNELS = {"sgemm_wgmma": "10_wgmma", "sgemm_warp_specialized": "12_warp_specialized", "sm90_xmma_gemm": "cuBLAS TF32"}
+NCU_METRICS = {"gpu__time_duration.sum": "time (µs)",
+               "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active": "tensor pipe busy (%)",
+               "smsp__sass_inst_executed_op_shared_ld.sum": "shared loads (warp instructions)",
+               "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum": "shared-load wavefronts",
+               "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": "shared-load bank conflicts",
+               "launch__registers_per_thread": "registers per thread"}
+
+
+def committed_ncu(path=NCU_STAGE_12) -> pd.DataFrame:
+    """One row per profiled GEMM launch at 4096³ (in launch order: 10_wgmma, 12 persistent, 12 a block per tile,
+    cuBLAS TF32), the metrics of NCU_METRICS."""
+    lines = [ln for ln in path.read_text().splitlines() if not ln.startswith("==")]
+    rows: dict[str, dict] = {}
+    for r in csv.DictReader(lines):
+        name = next((v for k, v in NCU_KERNELS.items() if k in r["Kernel Name"]), None)
+        if name is None or r["Metric Name"] not in NCU_METRICS:
+            continue
+        key = f"{r['ID']}"
+        row = rows.setdefault(key, {"kernel": name})
+        value = float(r["Metric Value"].replace(",", ""))
+        row[NCU_METRICS[r["Metric Name"]]] = value / 1000 if r["Metric Name"] == "gpu__time_duration.sum" else value
+    out = pd.DataFrame(list(rows.values()))
+    twelve = out.index[out["kernel"] == "12_warp_specialized"]
+    out.loc[twelve, "kernel"] = [f"12_warp_specialized ({c})" for c in ("PERSISTENT=1", "PERSISTENT=0")[:len(twelve)]]
+    return out.set_index("kernel")
+
+
+def _ncu(arg: str) -> float:
+    """'kernel/what': kernel wgmma, ws or cublas; what pipe (tensor pipe busy, %), time (µs) or wavefronts (per
+    shared-load instruction)."""
+    kernel, col = arg.split("/")
+    names = {"wgmma": "10_wgmma", "ws": "12_warp_specialized (PERSISTENT=1)", "cublas": "cuBLAS TF32"}
+    row = committed_ncu().loc[names[kernel]]
+    if col == "wavefronts":   # per shared-load instruction
+        return float(row["shared-load wavefronts"] / row["shared loads (warp instructions)"])
+    return float(row[{"pipe": "tensor pipe busy (%)", "time": "time (µs)"}[col]])
+
+
+FACTS["s12_ncu"] = (NCU_STAGE_12.name, _ncu)

@@ -47,6 +47,8 @@ class Trace:
     itemsize: dict[int, int]                # buffer index -> bytes per element
     shared_variables: list = field(default_factory=list)  # SharedVariable: name, offset, size, line
     dropped: int = 0                        # accesses past the trace's capacity (not kept)
+    # In `records`, repeat = 1 marks an in-flight cp.async's store recorded again, 2 a TMA copy's read of global
+    # memory (the copy engine's, not a warp's request: memory.requests leaves both out).
     # Records that are not a thread's access (op >= 3, EVENTS): a race the runtime's clocks found (the two
     # accesses, `repeat` their ACCESS_KINDS), and a TMA copy issued, a barrier arrival or a wait passed (`offset`
     # the copy's destination or the barrier's address in shared memory, `repeat` the phase's parity).

@@ -2,7 +2,7 @@
 default, and with one block per tile), and cuBLAS TF32, so that ncu can say how busy each keeps the tensor pipe,
 how much of the L2 and shared memory each uses, and where its warps stall.
 
-    on an H100 or H200, from the repository root:  tools/experiments/ncu_12.sh OUT
+    on an H100 or H200, from the repository root:  tools/experiments/ncu_10.sh OUT ncu_12
 
 Made the ncu_12_*.csv of results/stage_12_h200_2026-11-25/.
 """

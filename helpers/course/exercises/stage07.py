@@ -11,6 +11,7 @@ from helpers.core.arch import WARP_SIZE
 from helpers.course.exercises.feedback import Feedback, parse_choice, parse_whole_pair, right, unanswered, wrong
 from helpers.measure import accesses
 from helpers.measure import memory
+from helpers.measure import facts
 
 def _stage07_global_loads(M: int, N: int, K: int, fields: dict | None = None, first_tile: bool = False) -> dict:
     """{array: (requests, widest bytes per lane)} of the global loads of block 0 of 07_vectorized
@@ -215,7 +216,6 @@ PRED07_BANDS = {"a": (-100.0, 5.0), "b": (5.0, 20.0), "c": (20.0, 40.0), "d": (4
 
 def _pred07_measured() -> dict:
     """07's and 06's TFLOP/s with the same 8 x 8 tiles and the gain, from the committed experiment."""
-    from helpers.measure import facts
     return {"07": facts.value("s07_tflops/07_8x8"), "06": facts.value("s07_tflops/06_8x8"),
             "gain": facts.value("s07_gain_over_06_pct"), "cublas": facts.value("s07_tflops/cublas")}
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from helpers.core import configs
 from helpers.course.exercises.feedback import Feedback, parse_choice, parse_pair, parse_whole, right, wrong
 from helpers.course.exercises.traces import traced_shared_bytes
+from helpers.measure import facts
 
 # Exercises 1 and 2: the warp tiles of the kernel the learner writes at the end of notebook 08 (64 x 64
 # blocks, 32 x 32 warp tiles, 4 x 8 per lane) with tiles 32 deep. Not 08's default or a registered
@@ -72,7 +73,6 @@ PRED08_RUN = "exp_08_09"   # the run of facts.H200_RUNS_07_09 the notebook's tab
 
 def _pred08_changes() -> dict[str, float]:
     """run -> how much faster 08_warp_tiling ran than 07_vectorized in that run, in %."""
-    from helpers.measure import facts
     return {name: 100.0 * (r["08_warp_tiling"] / r["07_vectorized"] - 1) for name, r in facts.h200_runs_07_09().items()}
 
 
@@ -85,7 +85,6 @@ def check_08_prediction(answer) -> Feedback:
     """Before section 5 measures it: 08_warp_tiling's default against 07_vectorized's at 4096^3 on an H200, in the
     same run. A letter of PRED08_CHOICES, from the band of the change in
     results/stages_06_09_h200_2026-11-22/exp_08_09.json."""
-    from helpers.measure import facts
     got = parse_choice(answer, PRED08_CHOICES, "how 08 compares with 07")
     if isinstance(got, Feedback):
         return got
@@ -112,7 +111,6 @@ def check_08_prediction(answer) -> Feedback:
 def prediction_on_screen() -> list[tuple[str, str]]:
     """Where check_08_prediction's answer would be on the screen: 08's or 07's TFLOP/s of the run the notebook
     shows, as its table prints them."""
-    from helpers.measure import facts
     r = facts.h200_runs_07_09()[PRED08_RUN]
     return [(f"{v}'s TFLOP/s in {PRED08_RUN}", rf"(?<![\d.]){r[v]:.1f}\s*TFLOP/s") for v in ("08_warp_tiling", "07_vectorized")]
 

@@ -17,6 +17,7 @@ from helpers.measure import memory
 from helpers.measure import pipeline
 from helpers.measure import trace
 from helpers.run.gemm import launch_args
+from helpers.measure import facts
 
 # Neither is printed by the notebook above its exercises: its registry table lists the shared bytes of
 # 09_async_copy with 128 x 128 tiles and 3 stages, and section 1 the schedule over 6 k-tiles.
@@ -140,7 +141,6 @@ def _pred09_fastest(run: dict) -> str:
 
 
 def _pred09_answer() -> str:
-    from helpers.measure import facts
     return _pred09_fastest(facts.h200_runs_07_09()[PRED09_RUN])
 
 
@@ -148,7 +148,6 @@ def check_09_prediction(answer) -> Feedback:
     """Before section 5 measures it: which default ran fastest at 4096^3 on an H200, 08_warp_tiling,
     09_double_buffering or 09_async_copy? A letter of PRED09_CHOICES, from
     results/stages_06_09_h200_2026-11-22/exp_08_09.json."""
-    from helpers.measure import facts
     got = parse_choice(answer, PRED09_CHOICES, "the fastest of the three defaults")
     if isinstance(got, Feedback):
         return got
@@ -181,7 +180,6 @@ def check_09_prediction(answer) -> Feedback:
 def prediction_on_screen() -> list[tuple[str, str]]:
     """Where check_09_prediction's answer would be on the screen: a default's TFLOP/s of the run the notebook
     shows, as its table prints them."""
-    from helpers.measure import facts
     r = facts.h200_runs_07_09()[PRED09_RUN]
     return [(f"{v}'s TFLOP/s in {PRED09_RUN}", rf"(?<![\d.]){r[v]:.1f}\s*TFLOP/s") for v in PRED09_CHOICES.values()]
 

@@ -12,6 +12,7 @@ from helpers.core import results_files, stages
 from helpers.core.paths import RESULTS_DIR
 from helpers.course.exercises.feedback import (Feedback, is_placeholder, parse_choice, parse_whole,
                                                parse_whole_pair, right, unanswered, wrong)
+from helpers.measure import facts
 
 EX10_DEFAULT = dict(BM=128, BN=128, BK=32, WM=64, WN=64, STAGES=3, ROUND=1)   # 10's default (exercise 2's launch)
 # Exercise 1: the default with 4 stages, which the notebook's table of configurations (above the
@@ -166,7 +167,6 @@ PRED10_RUN = "gpu_h200_2026-11-25"   # the newest committed H200 ladder: every s
 
 
 def _pred10_run() -> dict:
-    from helpers.measure import facts
     return facts.h200_runs_07_09()[PRED10_RUN]
 
 
@@ -207,7 +207,6 @@ def check_10_prediction(answer) -> Feedback:
 def prediction_on_screen() -> list[tuple[str, str]]:
     """Where check_10_prediction's answer would be on the screen: the wmma kernel's TFLOP/s or the ratio, as the
     notebook prints them."""
-    from helpers.measure import facts
     return [("wmma's TFLOP/s in the ladder", rf"(?<![\d.]){_pred10_run()['10_tensor_cores']:.1f}\s*TFLOP/s"),
             ("wmma's TFLOP/s in exp_10.json", rf"(?<![\d.]){facts.value('s10_wmma_tflops/default'):.1f}\s*TFLOP/s"),
             ("the ratio to stage 09", rf"(?<![\d.]){_pred10_ratio():.1f}\s*times\s*09")]

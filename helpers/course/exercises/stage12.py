@@ -29,7 +29,8 @@ def _prediction_answer() -> str:
 def check_12_prediction(answer) -> Feedback:
     """Which idea gains the most at 4096³ on an H200, each over the kernel before it: 'a', 'b' or 'c'."""
     if is_placeholder(answer):
-        return unanswered("answer 'a', 'b' or 'c': the idea you expect to gain the most over the step before it.")
+        return unanswered("replace the placeholder with 'a', 'b' or 'c': the idea you expect to gain the most over "
+                          "the step before it.")
     choice = str(answer).strip().lower().strip("()'\" ")
     if choice not in PREDICTION_CHOICES:
         return wrong(f"answer with one letter, 'a', 'b' or 'c', not {answer!r}.")
@@ -77,7 +78,7 @@ def _worst_shape() -> tuple[int, int, int]:
 def check_12_exercise_2(answer) -> Feedback:
     """The shape (M, N, K) of the committed sweep where the kernel is furthest below cuBLAS TF32."""
     if is_placeholder(answer):
-        return unanswered("give the shape as a tuple of three whole numbers, (M, N, K).")
+        return unanswered("replace the placeholders with three whole numbers, the shape (M, N, K).")
     try:
         shape = tuple(int(v) for v in answer)
     except (TypeError, ValueError):
@@ -93,7 +94,7 @@ def check_12_exercise_2(answer) -> Feedback:
 
 # checker -> the arguments that make it say "Correct"
 SOLUTIONS = {
-    check_12_prediction: lambda: (_prediction_answer(),),
     check_12_exercise_1: lambda: (_stage_bytes(EX12_1_CONFIG),),
     check_12_exercise_2: lambda: (_worst_shape(),),
+    check_12_prediction: lambda: (_prediction_answer(),),
 }

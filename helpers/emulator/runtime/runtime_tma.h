@@ -345,9 +345,10 @@ extern "C" void __emu_tma_load_2d(void* dst, const void* map_arg, unsigned long 
         const char* p = src.base + (size_t)gr * m.pitch + (size_t)gc * 4;
         std::memcpy(&v, p, 4);
         if (m.tf32) v = tf32_nearest(v);
-        if (tracing && k % 4 == 0) {  // the copy engine's reads, 16 bytes at a time, as the issuing thread's
+        if (tracing && k % 4 == 0) {  // the copy engine's reads, 16 bytes at a time, tagged 2: no warp's request
           const size_t n = std::min<size_t>(16, (size_t)(m.cols - (uint64_t)gc) * 4);
           trace((uintptr_t)(p - src.base), n, 0, pc, 0, (int)m.buffer);
+          if (trace_header->count <= trace_header->capacity) trace_records[trace_header->count - 1].repeat = 2;
         }
       }
       const uintptr_t at = (uintptr_t)dst + r * row_bytes + k * 4;
