@@ -3,14 +3,17 @@
 TEACHING.md lists every notebook (and only notebooks that exist); every `results/` path the three pages cite
 exists; every link to a heading (`glossary.md#ffma`, `#anchor`, `references.md#...`) lands on a heading of
 the page it names, by GitHub's rule for heading anchors; the glossary has the terms the notebooks use; README
-links the three pages. Pure text checks: nothing is executed."""
+links the three pages; in every notebook, the first use of each glossary term links to its entry. Pure text
+checks: nothing is executed."""
 
 import re
 from pathlib import Path
 
+import nbformat
 import pytest
 
 from helpers.core import paths
+from helpers.course import glossary_links
 
 ROOT = paths.ROOT
 TEACHING = ROOT / "TEACHING.md"
@@ -74,6 +77,7 @@ def test_slugs_follow_githubs_rule():
     assert github_slug("LDG, STG") == "ldg-stg"
     assert github_slug("siboehm's worklog") == "siboehms-worklog"
     assert github_slug("1 · The notebooks at a glance") == "1--the-notebooks-at-a-glance"
+    assert all(glossary_links.slug(h) == github_slug(h) for h in ("LDS.128", "LDG, STG", "TFLOP/s", "mbarrier"))
 
 
 @pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
@@ -169,3 +173,66 @@ def test_readme_links_the_three_pages():
     readme = text(ROOT / "README.md")
     for page in ("TEACHING.md", "docs/references.md", "docs/glossary.md"):
         assert f"]({page})" in readme, f"README.md does not link {page}"
+
+
+# ---- every first use of a glossary term in a notebook links to its entry (issue 21, point 4) --------------------
+NOTEBOOK_PATHS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+
+
+def _cells(path: Path) -> list:
+    return nbformat.read(path, as_version=4).cells
+
+
+@pytest.mark.parametrize("path", NOTEBOOK_PATHS, ids=lambda p: p.stem)
+def test_every_glossary_link_of_a_notebook_lands_on_an_entry(path):
+    have = anchors(GLOSSARY)
+    sources = [c.source for c in _cells(path) if c.cell_type == "markdown"]
+    hrefs = [h for s in sources for h in re.findall(r"\]\(([^)\s]*glossary\.md)#([^)\s]+)\)", s)]
+    broken = [f"{target}#{anchor}" for target, anchor in hrefs
+              if target != "../docs/glossary.md" or anchor not in have]
+    assert not broken, f"{path.name} links to glossary entries that do not exist: {broken}"
+
+
+def _unlinked_first_uses(cells, matcher) -> list[str]:
+    pairs = [(c.cell_type, c.source) if hasattr(c, "cell_type") else c for c in cells]
+    return [f"cell {u.cell}: {pairs[u.cell][1][u.start:u.end]!r} (#{u.anchor})"
+            for u in matcher.first_uses(pairs).values() if not u.linked]
+
+
+@pytest.mark.parametrize("path", NOTEBOOK_PATHS, ids=lambda p: p.stem)
+def test_the_first_use_of_each_glossary_term_links_to_its_entry(path):
+    """Terms: the glossary's headings (and glossary_links.ALIASES), whole words, case-insensitive, in the Markdown
+    outside headings, code, comments, links and raw HTML; glossary_links.EXEMPT says which are never asked for."""
+    unlinked = _unlinked_first_uses(_cells(path), glossary_links.Matcher())
+    assert not unlinked, (f"{path.name}: first uses of glossary terms with no link to their entry "
+                          f"(python -m tools.glossary_links notebooks/{path.name} links them): {unlinked}")
+
+
+def test_an_unlinked_first_use_is_caught_and_a_linked_one_passes():
+    matcher = glossary_links.Matcher()
+    linked = "Its [occupancy](../docs/glossary.md#occupancy) is low; occupancy is a means, not a goal."
+    planted = "Occupancy first, unlinked. Its [occupancy](../docs/glossary.md#occupancy) is low."
+    assert _unlinked_first_uses([("markdown", linked)], matcher) == []
+    assert _unlinked_first_uses([("markdown", planted)], matcher) == ["cell 0: 'Occupancy' (#occupancy)"]
+    # an earlier cell counts first; code cells do not count
+    assert _unlinked_first_uses([("code", "occupancy = 1"), ("markdown", "the occupancy"), ("markdown", linked)],
+                                matcher) == ["cell 1: 'occupancy' (#occupancy)"]
+    # a code span that is the term (with modifiers) is a use; one that only contains it is not
+    assert _unlinked_first_uses([("markdown", "`LDS.128` and `LDS.64`, not `helpers.ptxas_report`")], matcher) == \
+        ["cell 0: '`LDS.128`' (#lds128)", "cell 0: '`LDS.64`' (#lds)"]
+    assert _unlinked_first_uses([("markdown", "[`LDS.128`](../docs/glossary.md#lds128)")], matcher) == []
+    # left alone: headings, fences, comments, other links, raw HTML, a number's unit, exempt words
+    alone = ("## 4 · Occupancy\n\n```\noccupancy\n```\n<!-- occupancy -->\n[occupancy](04_x.ipynb)\n\n"
+             "<details><summary>Hint</summary>occupancy</details>\n\n365.2 TFLOP/s<!-- fact: x --> in one block")
+    assert _unlinked_first_uses([("markdown", alone)], matcher) == []
+    # the linker links exactly the first use, keeping code as code, and then the check passes
+    fixed = matcher.link([("markdown", "occupancy, occupancy; `LDS.128`")])
+    assert fixed == ["[occupancy](../docs/glossary.md#occupancy), occupancy; [`LDS.128`](../docs/glossary.md#lds128)"]
+    assert _unlinked_first_uses([("markdown", fixed[0])], matcher) == []
+
+
+def test_a_glossary_link_to_no_entry_is_caught(tmp_path):
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("[occupancy](../docs/glossary.md#occupancyy)")])
+    nbformat.write(nb, tmp_path / "99_planted.ipynb")
+    with pytest.raises(AssertionError, match="occupancyy"):
+        test_every_glossary_link_of_a_notebook_lands_on_an_entry(tmp_path / "99_planted.ipynb")
