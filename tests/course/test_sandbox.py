@@ -188,7 +188,8 @@ def test_a_hostile_notebook_is_reported_and_harms_nothing(box, tag, tmp_path):
                  "cell 9: new processes, past the limit of 128"):    # cells counted from 1, the title first
         assert what in stopped, stopped
     assert [(r.exercise, r.status) for r in g.results] == [(1, "right"), (2, "wrong"), (3, "not attempted"),
-                                                           (4, "not attempted")]
+                                                           (4, "not attempted"),
+                                                           ("check_02_prediction", "not attempted")]
     assert "stopped by the sandbox: cell 6: network access" in teacher.report([g])
 
 
@@ -231,9 +232,10 @@ def test_forged_verdicts_patched_checkers_and_solutions_count_for_nothing(box, t
     graded = {Path(g["notebook"]).stem: [(e["exercise"], e["status"]) for e in g["exercises"]]
               for g in json.loads((tmp_path / "g.json").read_text())}
     assert graded["mallory_02"] == [(1, "wrong"), (2, "not attempted"), (3, "wrong"), (4, "wrong"),
+                                    ("check_02_prediction", "not attempted"),
                                     ("kernel 02", "not attempted")], r.stdout     # no %%kernel 02 cell
     assert graded["bob_02"] == [(1, "wrong"), (2, "right"), (3, "right"), (4, "not attempted"),
-                                ("kernel 02", "not attempted")], r.stdout
+                                ("check_02_prediction", "not attempted"), ("kernel 02", "not attempted")], r.stdout
     assert "forged by the student" not in r.stdout
     messages = " ".join(e["message"] for g in json.loads((tmp_path / "g.json").read_text()) for e in g["exercises"])
     assert "taken from the course's solutions" in messages and "computed in the notebook: grid = (5, 13)" in messages

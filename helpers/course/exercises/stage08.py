@@ -96,7 +96,7 @@ def check_08_prediction(answer) -> Feedback:
         return right(f"{want}, {PRED08_CHOICES[want]}: 08_warp_tiling {r['08_warp_tiling']:.1f} TFLOP/s, 07_vectorized "
                      f"{r['07_vectorized']:.1f}, {changes[PRED08_RUN]:+.1f} % (NVIDIA H200, 4096³, "
                      f"results/stages_06_09_h200_2026-11-22/{PRED08_RUN}.json). In all {len(runs)} committed H200 runs "
-                     f"(facts.H200_RUNS_07_09) the change stayed between {min(changes.values()):+.1f} and "
+                     f"(two experiments and five ladders) the change stayed between {min(changes.values()):+.1f} and "
                      f"{max(changes.values()):+.1f} %. A third fewer shared wavefronts did not matter: the H200 was not "
                      f"waiting on shared memory.")
     if PRED08_BANDS[got][0] >= PRED08_BANDS[want][1]:

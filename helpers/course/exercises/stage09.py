@@ -161,7 +161,7 @@ def check_09_prediction(answer) -> Feedback:
         return right(f"{want}, {PRED09_CHOICES[want]}: " + ", ".join(
             f"{PRED09_CHOICES[k]} {r[PRED09_CHOICES[k]]:.1f}" for k in PRED09_CHOICES)
             + f" TFLOP/s (NVIDIA H200, 4096³, results/stages_06_09_h200_2026-11-22/{PRED09_RUN}.json). It was the "
-            f"fastest in {same} of the {len(runs)} committed H200 runs (facts.H200_RUNS_07_09)"
+            f"fastest in {same} of the {len(runs)} committed H200 runs (two experiments and five ladders)"
             + (f"; not in {'; '.join(others)}" if others else "") + ". A block's threads hide the next tile's "
             "loads behind the math just as well through registers, and the asynchronous copies of A must be 4 bytes "
             "wide to land transposed.")
