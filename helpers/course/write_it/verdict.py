@@ -68,9 +68,9 @@ class Verdict:
         at = f" (line {self.line} of {self.where})" if self.line else ""
         if self.status == NOT_DONE:
             todos = ", ".join(map(str, self.todo_lines))
-            return (head + f"NOT DONE YET: the TODO blocks at line{'s' if len(self.todo_lines) > 1 else ''} "
-                           f"{todos} of {self.where} are still to write; the check stops at "
-                           f"\"{self.failed_step}\"{at}.")
+            return (head + f"NOT DONE YET: line{'s' if len(self.todo_lines) > 1 else ''} {todos} of {self.where} "
+                           f"still say TODO, and the check stops at \"{self.failed_step}\"{at}. If you have written "
+                           f"those blocks, delete their TODO comments: the check then says what failed and why.")
         return head + f"FAILED at \"{self.failed_step}\"{at}: {self.cause}"
 
     def __str__(self) -> str:
