@@ -200,6 +200,9 @@ def committed_figure(case_label: str, metric: str) -> int | None:
     return None
 
 
+WIDE_SHOWN = 4   # wide instructions a table shows (the kinds and the count say the rest)
+
+
 def committed(case_label: str) -> str:
     """A committed GPU run's figures for one configuration beside the emulator's, and the wide
     shared-memory instructions of its SASS: the table notebooks show."""
@@ -210,9 +213,11 @@ def committed(case_label: str) -> str:
                  f"  {'metric':<28} {'GPU':>10} {'emulator':>10}  verdict"]
         lines += [f"  {r['metric']:<28} {r['gpu']:>10.0f} {r['emulator']:>10.0f}  {r['verdict']}" for r in rows]
         wide = data["wide_shared_instructions"].get(case_label, [])
-        if wide:
-            lines.append("  wide shared-memory instructions in its SASS:")
-            lines += ["    " + " ".join(w.split(";")[0].split("*/", 1)[-1].split()) for w in wide]
+        if wide:   # the kinds and a few examples: the whole list is in sass.txt.gz
+            kinds = sorted({w.split("*/", 1)[-1].split()[0] for w in wide})
+            lines.append(f"  wide shared-memory instructions in its SASS: {len(wide)} ({', '.join(kinds)}), the first "
+                         f"{min(len(wide), WIDE_SHOWN)}:")
+            lines += ["    " + " ".join(w.split(";")[0].split("*/", 1)[-1].split()) for w in wide[:WIDE_SHOWN]]
         return "\n".join(lines)
     return f"No Nsight Compute run of {case_label} is committed yet (tools/ncu_run.sh on a GPU)."
 
