@@ -45,6 +45,7 @@ SURFACE = {
     "dispatch_table": "helpers.measure.dispatch_table",  # the dispatcher's table and sweep (timed on a GPU), read back
     "gpu_results": "helpers.measure.gpu_results",  # timing now on a GPU, or the committed measurements
     "hopper": "helpers.measure.hopper",         # stage 12's pipeline from its trace, and its committed H200 runs
+    "steps": "helpers.measure.steps",           # a stage's one-idea steps as measured on a GPU (tools/measure_steps.py)
     # views: what a learner sees
     "display": "helpers.views.display",         # device card, stage map, kernel source and diffs, throughput
     "figures": "helpers.views.figures",         # banks, sectors, reuse and throughput drawn

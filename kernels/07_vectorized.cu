@@ -1,40 +1,23 @@
-// Stage 07: vectorized access.
+// Stage 07, step 3 of 3: an unchecked copy for interior tiles (the stage's kernel).
 //
 // C = alpha * A * B + beta * C, row-major: A is M x K, B is K x N, C is M x N (not read if beta = 0).
-// What changed from 06_transposed_a: every access moves 4 floats (16 bytes) at a time where it
-// can, and a thread's tile is split so that those accesses are conflict-free.
-// - Global memory: each thread copies 4 consecutive floats of a row of A (and of B) with one
-//   16-byte load, and updates 4 consecutive elements of C with one 16-byte load and store: a
-//   quarter of the instructions, each moving a whole 16-byte piece.
-// - Shared memory: A's tile is stored transposed (as in 06_transposed_a), so a thread's values of
-//   A for one step k are contiguous, like its values of B, and both are read 4 at a time. The
-//   copy into the transposed tile stays 4 stores of 4 bytes; its rows are padded by 4 floats (as
-//   in 06_padded), which makes those stores conflict-free and keeps the rows 16-byte aligned
-//   (unpadded they conflict 2-way at 128 x 128 x 8; padded, the kernel ran 3% faster on an H200).
-// - The thread tile is no longer TM x TN contiguous rows and columns. Its TM rows are TM/4 runs
-//   of 4, one in each of TM/4 bands of BM*4/TM rows of the block tile; its TN columns are TN/4
-//   runs of 4, one in each band of BN*4/TN columns. For 128 x 128 and 8 x 8: rows 4*ty .. 4*ty+3
-//   and 64 + 4*ty .. 64 + 4*ty+3. Then the 8 lanes that one 16-byte shared load serves at a time
-//   read 8 consecutive runs of 4 floats of B, all 32 banks once, and one run of A (a broadcast):
-//   no conflicts. With 8 contiguous columns per thread, as in 05, two lanes of those 8 would
-//   share each bank.
-// - A thread issues all its global loads of a tile before it stores any of them into shared
-//   memory, so they wait for memory together, once per tile. (Storing each run as it arrives
-//   makes the load of B wait for the load of A: two memory latencies per tile.)
+// What changed from 07_runs_of_four: the tiles that need no bounds or alignment test are copied by
+// a loop of their own, with bare 16-byte loads.
 // - With 16-byte shared loads, a tile's step k is 4 loads and 64 multiply-adds (8 x 8 results),
 //   so the rest of the loop shows: the bounds and alignment tests of the copy, some 30
 //   instructions per tile, cost 5% more issue slots than the 559 of a loop without them (512 of
-//   them FFMAs, for 128 x 128 x 8 on sm_90). So the tiles that need no test, all of an interior
-//   block's but a last partial one, are copied by a loop of their own with bare 16-byte loads;
-//   edge blocks, that last tile and misaligned operands take the checked copy.
-// - The loop over the BK steps of a tile is unrolled completely: with 16-byte loads the thread
-//   needs fewer registers than 05 (123 for 128 x 128 x 8, 128 for BK = 16, both loops included),
-//   and two blocks of 256 threads still fit on an SM.
-// A 16-byte access must be 16-byte aligned. A run of 4 floats of A starting at (row, k), k a
+//   them FFMAs, for 128 x 128 x 8 on sm_90).
+// - So the copy and the multiply of a tile become lambdas, `copy_tiles(k0, checked)` and
+//   `multiply_tiles()`, called from two loops. In an interior block (its tiles inside A and B,
+//   every run aligned) the tiles of all but a last partial depth go through the first loop,
+//   `copy_tiles(k0, false)`: bare 16-byte loads. Edge blocks, that last tile and misaligned
+//   operands take the second, `copy_tiles(k0, true)`, which is 07_runs_of_four's checked copy.
+// - The lambda is inlined at both calls with a constant `checked`, so the compiler keeps only that
+//   call's branch: no test is left in the unchecked loop. It costs registers (two copies of the
+//   loop in one kernel), but two blocks of 256 threads still fit on an SM.
+// A 16-byte access must be 16-byte aligned: a run of 4 floats of A starting at (row, k), k a
 // multiple of 4, is aligned when K % 4 == 0 (and A itself is); a run of B or C starting at
-// (row, col), col a multiple of 4, when N % 4 == 0. The kernel checks this once per matrix; where
-// it fails, and for runs that cross the edge of a matrix, it falls back to 4-byte accesses,
-// each bounds-checked.
+// (row, col), col a multiple of 4, when N % 4 == 0.
 //
 // Template parameters:
 //   BM, BN  rows and columns of the block tile of C

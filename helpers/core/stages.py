@@ -126,6 +126,10 @@ class Stage:
 # shared memory, 192 registers on sm_86/sm_89 and 128 on sm_120 (one block per SM). Not yet timed on such a GPU.
 _TC_99_KIB = TensorCoreConfig(128, 128, 16, 64, 32, 3)
 
+# Stage 07's steps are verified in the same configurations.
+_VECTORIZED_OTHERS = (VectorizedConfig(128, 128, 16, 8, 8), VectorizedConfig(32, 32, 8, 4, 4),
+                      VectorizedConfig(64, 128, 16, 8, 4))
+
 # Every stage in course order. (Not named STAGES: that is a pipelined kernel's number of shared buffers.)
 REGISTRY: tuple[Stage, ...] = (
     Stage("00", "setup", "Setup", "Backends, the device card, how the course works"),
@@ -172,12 +176,18 @@ REGISTRY: tuple[Stage, ...] = (
                             "for sm_90 allots 128 registers and keeps a few bytes in local memory (measured on the "
                             "H200 too; notebook 06 shows it); the other architectures fit in 128 registers.")),
     )),
+    # Three steps, one idea each: each kernel's diff against its parent is that idea.
     Stage("07", "vectorized_access", "Vectorized access", "float4 loads and stores", (
+        Variant("07_float4_copies", "sgemm_float4_copies",
+                "06_transposed_a with 16-byte global loads (runs of 4, all issued before the stores) and stores of C",
+                VectorizedConfig, VectorizedConfig(), _VECTORIZED_OTHERS, parent="06_transposed_a"),
+        Variant("07_runs_of_four", "sgemm_runs_of_four",
+                "07_float4_copies with thread tiles in runs of 4, read from shared memory 16 bytes at a time "
+                "without bank conflicts",
+                VectorizedConfig, VectorizedConfig(), _VECTORIZED_OTHERS, parent="07_float4_copies"),
         Variant("07_vectorized", "sgemm_vectorized",
-                "16-byte global and shared accesses, A transposed, thread tiles in runs of 4",
-                VectorizedConfig, VectorizedConfig(),
-                (VectorizedConfig(128, 128, 16, 8, 8), VectorizedConfig(32, 32, 8, 4, 4),
-                 VectorizedConfig(64, 128, 16, 8, 4)), parent="06_transposed_a"),
+                "07_runs_of_four with interior tiles copied by a loop of bare 16-byte loads, no bounds tests",
+                VectorizedConfig, VectorizedConfig(), _VECTORIZED_OTHERS, parent="07_runs_of_four"),
     )),
     Stage("08", "warp_tiling", "Warp tiling", "A warp tile between the block and the thread tile", (
         Variant("08_warp_tiling", "sgemm_warp_tiling", "07 with each warp owning a WM x WN tile of the block's",

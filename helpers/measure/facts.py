@@ -23,7 +23,7 @@ from typing import Callable
 
 from helpers.core import results_files, stages
 from helpers.core.paths import RESULTS_DIR
-from helpers.measure import autotune, dispatch_table, hopper, tensor_cores
+from helpers.measure import autotune, dispatch_table, hopper, steps, tensor_cores
 
 AUTOTUNE_STAGES_03_09 = RESULTS_DIR / "autotune_h200_2026-11-22.json"
 AUTOTUNE_WGMMA = RESULTS_DIR / "autotune_h200_2026-11-24.json"
@@ -410,6 +410,7 @@ FACTS.update({
 
 
 FACTS.update(hopper.FACTS)   # stage 12's, computed in helpers/measure/hopper.py beside its readers
+FACTS.update(steps.FACTS)    # a stage's one-idea steps (tools/measure_steps.py): `steps_gain_pct/07/07_runs_of_four`
 
 
 def value(name: str) -> float:

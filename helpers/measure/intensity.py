@@ -224,8 +224,8 @@ def split_k(config, M: int, N: int, K: int) -> Intensity:
     return replace(r, dram_bytes=r.dram_bytes + work, request_bytes=r.request_bytes + work)
 
 
-_STAGES_06_09 = ("06_padded", "06_transposed_a", "06_swizzled", "07_vectorized", "08_warp_tiling",
-                 "09_double_buffering", "09_async_copy")
+_STAGES_06_09 = ("06_padded", "06_transposed_a", "06_swizzled", "07_float4_copies", "07_runs_of_four",
+                 "07_vectorized", "08_warp_tiling", "09_double_buffering", "09_async_copy")
 
 # variant name -> model(config, M, N, K); every registered variant needs an entry
 MODELS: dict[str, Callable[..., Intensity]] = {

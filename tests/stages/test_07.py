@@ -184,3 +184,63 @@ def test_exercise_3_wrong_answers_say_what_is_wrong(answer, words):
 def test_exercise_3_malformed(answer, words):
     f = ex.check_07_exercise_3(answer)
     assert not f.ok and words in f.message, f.message
+
+
+# ---- the three steps, one idea each -----------------------------------------------------------
+STEPS = stages.stage("07").variants
+
+
+def changed_lines(old, new) -> int:
+    """Code lines (comments and blanks left out) added or removed from one kernel file to the next."""
+    from helpers.views import display
+    return sum(1 for ln in display.diff_text(old, new, 0, code_only=True).splitlines()
+               if ln[:1] in "+-" and not ln.startswith(("+++", "---")))
+
+
+def test_the_steps_chain_from_06_transposed_a_to_the_stage_kernel():
+    assert [v.name for v in STEPS] == ["07_float4_copies", "07_runs_of_four", "07_vectorized"]
+    assert [v.parent for v in STEPS] == ["06_transposed_a", "07_float4_copies", "07_runs_of_four"]
+    assert len({v.default for v in STEPS}) == 1, "the steps share one configuration, so each gain is its idea alone"
+
+
+def code_lines(name) -> set[str]:
+    """The kernel file's lines, stripped (a line is kept whole, with any comment after the code)."""
+    return {ln.split("  //")[0].strip() for ln in stages.variant(name).path.read_text().splitlines()}
+
+
+def test_each_step_changes_one_part_of_the_kernel():
+    """Step 1 rewrites the global accesses and leaves 06's multiply loop as it was; step 2 rewrites the multiply
+    loop and leaves step 1's copy; step 3 adds the unchecked loop and leaves step 2's multiply loop."""
+    whole = changed_lines("06_transposed_a", "07_vectorized")
+    per_step = [changed_lines(v.parent, v.name) for v in STEPS]
+    assert per_step[0] < whole and per_step[1] + per_step[2] < whole / 2, (whole, per_step)
+    multiply_06 = "for (int i = 0; i < TM; ++i) a[i] = As[k][threadRow * TM + i];"
+    copy_b = "vb[i] = row < K ? load4(p, N - col, alignedB) : zero;"
+    multiply_runs = "const float4 v = *reinterpret_cast<const float4*>(&Bs[k][g * 4 * THREAD_COLS + threadCol * 4]);"
+    assert multiply_06 in code_lines("06_transposed_a") and multiply_06 in code_lines("07_float4_copies")
+    assert copy_b in code_lines("07_float4_copies") and copy_b in code_lines("07_runs_of_four")
+    assert multiply_runs in code_lines("07_runs_of_four") and multiply_runs in code_lines("07_vectorized")
+
+
+def test_step_1_keeps_06s_conflict_and_step_2_removes_it():
+    """Step 1 changes the global accesses only: its shared loads (merged into 16-byte ones, as ptxas does and
+    results/ncu_h200_2026-11-27 shows) conflict 2-way on Bs as 06's do; step 2's runs of four do not."""
+    copies, runs = STEPS[0], STEPS[1]
+    merged = {q.array: memory.banks(dataclasses.replace(q, size=16))
+              for q in accesses.shared_requests(accesses.kernel_trace(copies, copies.default, 128, 128, 64))}
+    assert (merged["Bs"].ways, merged["Bs"].wavefronts) == (2, 8)
+    for q in accesses.shared_requests(accesses.kernel_trace(runs, runs.default, 128, 128, 64)):
+        assert q.size == 16 and memory.banks(q).ways == 1
+    l06 = global_loads(V06, V06.config(**SAME), 128, 128, 64)
+    l1 = global_loads(copies, copies.default, 128, 128, 64)
+    assert all(l1[a][0] * 4 == l06[a][0] and l1[a][1] == 16 for a in ("A", "B"))   # the global loads: step 1's idea
+
+
+def test_the_committed_steps_measurement_reads_back():
+    from helpers.measure import facts, steps
+    t = steps.table("07").set_index("kernel")
+    assert list(t.index[-3:]) == [v.name for v in STEPS]
+    for v in STEPS:   # a step's gain is the median of its rounds' gains, which the tflops column roughly repeats
+        gain = facts.value(f"steps_gain_pct/07/{v.name}")
+        assert gain > 0 and abs(t.loc[v.name, "gain over the row above, %"] - round(gain, 1)) < 0.06
+    assert facts.value("steps_tflops/07/parent") == pytest.approx(t.iloc[-4]["TFLOP/s"], abs=0.05)
