@@ -156,15 +156,15 @@ def intensity_table(cases, size: int = 4096) -> str:
     """Plain text: FLOPs per byte of each (variant name, configuration) at size^3, from the
     models of helpers.intensity: per byte the threads request from global memory, per byte of
     DRAM traffic (the block model), per byte loaded from shared memory. The same on every backend."""
-    head = (f"M = N = K = {size}: FLOP per byte, from the models in helpers/intensity.py\n"
-            f"{'kernel (configuration)':<44} {'global requests':>15} {'DRAM (block model)':>18} {'shared loads':>12}")
-    rows = [head]
-    for name, config in cases:
+    labels = [f"{name} ({(config or stages.variant(name).default).label()})" for name, config in cases]
+    width = max([44, *map(len, labels)])   # the columns stay aligned under the longest label
+    rows = [f"M = N = K = {size}: FLOP per byte, from the models in helpers/intensity.py",
+            f"{'kernel (configuration)':<{width}} {'global requests':>15} {'DRAM (block model)':>18} {'shared loads':>12}"]
+    for label, (name, config) in zip(labels, cases):
         v = stages.variant(name)
         i = intensity.intensity(v, size, size, size, config or v.default)
         smem = "-" if i.smem is None else f"{i.smem:.3g}"
-        rows.append(f"{name + ' (' + (config or v.default).label() + ')':<44} {i.requests:>15.3g} {i.dram:>18.3g} "
-                    f"{smem:>12}")
+        rows.append(f"{label:<{width}} {i.requests:>15.3g} {i.dram:>18.3g} {smem:>12}")
     return "\n".join(rows)
 
 

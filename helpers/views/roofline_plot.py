@@ -70,16 +70,23 @@ def plot_roofline(ceilings: Ceilings, points=(), ax=None, title: str | None = No
                 label=f"device copy, measured: {ceilings.copy_tbs:.2f} TB/s")
         notes.append(f"Copy: {ceilings.copy_source}")
     used: dict[str, str] = {}
-    for i, p in enumerate(points):
+    placed: list[tuple[float, float]] = []   # points so far, in log10 (intensity, TFLOP/s)
+    for p in points:
         key = p.variant or p.label
         legend = None if labels or key in used else key
         color = used.setdefault(key, (colors or {}).get(key) or VARIANT_COLORS.get(key)
                                 or EXTRA_COLORS[len(used) % len(EXTRA_COLORS)])
-        ax.plot([p.intensity_flop_per_byte], [p.tflops], marker="o", markersize=7, linestyle="none", color=color,
-                label=legend)
+        # Points that (nearly) coincide, as 07's and 08's do, are drawn as rings around the first, each wider,
+        # and their labels stacked below its label, so that none hides another.
+        here = (np.log10(p.intensity_flop_per_byte), np.log10(p.tflops))
+        near = sum(abs(x - here[0]) < 0.05 and abs(y - here[1]) < 0.03 for x, y in placed)   # 12 % and 7 % apart
+        placed.append(here)
+        ring = dict(markerfacecolor="none", markeredgewidth=1.8) if near else {}
+        ax.plot([p.intensity_flop_per_byte], [p.tflops], marker="o", markersize=7 + 5 * min(near, 3), linestyle="none",
+                color=color, label=legend, **ring)
         if labels:
             ax.annotate(f"{p.label}\n{p.tflops:.2f} TFLOP/s", xy=(p.intensity_flop_per_byte, p.tflops),
-                        xytext=(7, 4 - 14 * (i % 2)), textcoords="offset points", fontsize=8.5, color=color)
+                        xytext=(7 + 3 * near, 4 - 24 * near), textcoords="offset points", fontsize=8.5, color=color)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_ylim(y_lo, peak * 2.5)

@@ -227,6 +227,22 @@ def test_plot_roofline_on_a_given_axis_without_measured_ceilings():
         plt.close(fig)
 
 
+def test_coinciding_points_are_rings_around_each_other_and_their_labels_stack():
+    """07 and 08 sit at the same intensity and nearly the same TFLOP/s: neither may hide the other."""
+    pts = [Point("07", 31.0, 44.5, "s", "07_vectorized"), Point("08", 31.0, 44.3, "s", "08_warp_tiling"),
+           Point("far", 2.0, 5.0, "s", "03_smem_tiling")]
+    fig = roofline_plot.plot_roofline(Ceilings.from_spec("NVIDIA H200"), pts)
+    try:
+        marks = [line for line in fig.axes[0].lines if line.get_marker() == "o" and len(line.get_xdata()) == 1
+                 and line.get_xdata()[0] in (31.0, 2.0)]
+        sizes = [(m.get_markersize(), m.get_markerfacecolor()) for m in marks]
+        assert sizes[0][0] < sizes[1][0] and sizes[1][1] == "none" and sizes[2][0] == sizes[0][0]
+        offsets = {t.get_text().split()[0]: t.xyann for t in fig.axes[0].texts if t.get_text().startswith(("07", "08"))}
+        assert offsets["08"][1] < offsets["07"][1] - 20, offsets
+    finally:
+        plt.close(fig)
+
+
 def test_reference_figure_of_the_committed_results():
     fig = roofline_plot.plot_roofline(*roofline.reference_roofline("NVIDIA H200"))
     plt.close(fig)

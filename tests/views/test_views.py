@@ -376,6 +376,8 @@ def test_intensity_table_and_roofline_view():
     lines = text.splitlines()
     assert lines[2].split()[-3:] == ["0.25", "7.94", "-"]
     assert lines[4].split()[-3:] == ["7.94", "7.94", "0.25"]
+    long = display.intensity_table([("03_smem_tiling", None), ("08_warp_tiling", None)]).splitlines()[1:]
+    assert len({len(ln) for ln in long}) == 1, "a long label pushes every column, header included, the same way"
     if backend.name() == "cpu":
         fig = display.roofline_view(["02_naive_coalesced", "03_smem_tiling"], cases[1:])
         texts = " ".join(t.get_text() for t in fig.axes[0].texts)
