@@ -26,8 +26,7 @@ SIZES = (512, 1024, 2048, 3072, 4096, 6144, 8192)
 
 
 def _row(name: str, n: int, t: bench.Timing, **extra) -> dict:
-    return {"kernel": name, "size": n, "median_ms": t.median_ms, "q1_ms": t.q1_ms, "q3_ms": t.q3_ms,
-            "tflops": t.tflops(n, n, n), **extra}
+    return {"kernel": name, "size": n, **t.row(n, n, n), **extra}
 
 
 def timings(n: int, n_repeat: int) -> list[dict]:

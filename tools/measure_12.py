@@ -34,16 +34,13 @@ SHAPES = ((512, 512, 512), (1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 
           (16384, 1024, 1024), (1024, 16384, 1024), (2048, 2048, 8192), (1000, 1000, 1000))
 
 
-def _t(t: bench.Timing, M, N, K) -> dict:
-    return {"median_ms": t.median_ms, "q1_ms": t.q1_ms, "q3_ms": t.q3_ms, "tflops": t.tflops(M, N, K)}
-
 
 def steps_round(n: int) -> list[dict]:
     tf32 = bench.time_cublas(n, n, n, n_repeat=50, tf32=True)
-    rows = [{"step": "cuBLAS TF32", **_t(tf32, n, n, n)}]
+    rows = [{"step": "cuBLAS TF32", **tf32.row(n, n, n)}]
     for step, v, cfg in STEPS:
         t, rel = bench.time_variant(v, n, n, n, config=cfg, n_repeat=50)
-        rows.append({"step": step, "variant": v.name, "config": cfg.label(), **_t(t, n, n, n),
+        rows.append({"step": step, "variant": v.name, "config": cfg.label(), **t.row(n, n, n),
                      "pct_cublas_tf32": 100 * tf32.median_ms / t.median_ms, "max_rel_diff_vs_cublas_fp32": rel})
     return rows
 
@@ -51,7 +48,7 @@ def steps_round(n: int) -> list[dict]:
 def sweep_row(M: int, N: int, K: int, cfg) -> dict:
     tf32 = bench.time_cublas(M, N, K, n_repeat=30, tf32=True)
     t, rel = bench.time_variant(V12, M, N, K, config=cfg, n_repeat=30)
-    return {"shape": [M, N, K], "config": cfg.label(), "cublas_tf32": _t(tf32, M, N, K), "kernel": _t(t, M, N, K),
+    return {"shape": [M, N, K], "config": cfg.label(), "cublas_tf32": tf32.row(M, N, K), "kernel": t.row(M, N, K),
             "pct_cublas_tf32": 100 * tf32.median_ms / t.median_ms, "max_rel_diff_vs_cublas_fp32": rel}
 
 
@@ -76,7 +73,7 @@ def main() -> None:
     for cfg in (V12.default, *V12.alternatives, *EXTRA):  # which configuration to register as the default
         for n in (1024, 2048, 4096):
             t, _ = bench.time_variant(V12, n, n, n, config=cfg, n_repeat=30)
-            data["configs_timed"].append({"config": cfg.label(), "size": n, **_t(t, n, n, n)})
+            data["configs_timed"].append({"config": cfg.label(), "size": n, **t.row(n, n, n)})
         print(cfg.label(), [round(r["tflops"], 1) for r in data["configs_timed"][-3:]], flush=True)
     save()
     for _ in progress.bar(range(a.rounds), desc="rounds at 4096^3"):

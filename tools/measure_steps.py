@@ -31,7 +31,9 @@ SHAPES = ((1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (8192, 819
 def chain(stage_id: str) -> list[tuple[str, stages.Variant, object]]:
     """(label, variant, configuration) for the parent and each step, at the last step's configuration."""
     steps = stages.stage(stage_id).variants
-    parent = steps[0].parent_variant
+    parent = steps[0].parent_variant if steps else None
+    if parent is None:
+        raise SystemExit(f"stage {stage_id} has no kernel built on an earlier one: there is no chain of steps to measure.")
     common = steps[-1].default
     out = [(f"{parent.name} (its default)", parent, parent.default)]
     try:
@@ -43,16 +45,13 @@ def chain(stage_id: str) -> list[tuple[str, stages.Variant, object]]:
     return out + [(v.name, v, common) for v in steps]
 
 
-def _t(t: bench.Timing, M, N, K) -> dict:
-    return {"median_ms": t.median_ms, "q1_ms": t.q1_ms, "q3_ms": t.q3_ms, "tflops": t.tflops(M, N, K)}
-
 
 def timings(kernels, M, N, K, n_repeat) -> list[dict]:
     fp32 = bench.time_cublas(M, N, K, n_repeat=n_repeat)
-    rows = [{"kernel": "cublas_sgemm", "shape": [M, N, K], **_t(fp32, M, N, K)}]
+    rows = [{"kernel": "cublas_sgemm", "shape": [M, N, K], **fp32.row(M, N, K)}]
     for label, v, cfg in kernels:
         t, rel = bench.time_variant(v, M, N, K, config=cfg, n_repeat=n_repeat)
-        rows.append({"kernel": label, "variant": v.name, "config": cfg.label(), "shape": [M, N, K], **_t(t, M, N, K),
+        rows.append({"kernel": label, "variant": v.name, "config": cfg.label(), "shape": [M, N, K], **t.row(M, N, K),
                      "pct_cublas": 100 * fp32.median_ms / t.median_ms, "max_rel_diff_vs_cublas": rel})
     return rows
 

@@ -38,6 +38,10 @@ class Timing:
     def tflops(self, M: int, N: int, K: int) -> float:
         return 2.0 * M * N * K / (self.median_ms * 1e-3) / 1e12
 
+    def row(self, M: int, N: int, K: int) -> dict:
+        """The fields a results file keeps of a timing at M x N x K: median and quartiles (ms) and TFLOP/s."""
+        return {"median_ms": self.median_ms, "q1_ms": self.q1_ms, "q3_ms": self.q3_ms, "tflops": self.tflops(M, N, K)}
+
 
 def invocation() -> str:
     """How this process was started, as a command a reader can repeat: `python -m package.module ...` for a

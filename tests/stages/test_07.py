@@ -6,7 +6,8 @@ import dataclasses
 
 import pytest
 
-from helpers.measure import accesses
+from helpers.measure import accesses, facts, steps
+from helpers.views import display
 from helpers.course.exercises import stage07 as ex
 from helpers.measure import memory
 from helpers.core import stages
@@ -192,7 +193,6 @@ STEPS = stages.stage("07").variants
 
 def changed_lines(old, new) -> int:
     """Code lines (comments and blanks left out) added or removed from one kernel file to the next."""
-    from helpers.views import display
     return sum(1 for ln in display.diff_text(old, new, 0, code_only=True).splitlines()
                if ln[:1] in "+-" and not ln.startswith(("+++", "---")))
 
@@ -237,7 +237,6 @@ def test_step_1_keeps_06s_conflict_and_step_2_removes_it():
 
 
 def test_the_committed_steps_measurement_reads_back():
-    from helpers.measure import facts, steps
     t = steps.table("07").set_index("kernel")
     assert list(t.index[-3:]) == [v.name for v in STEPS]
     for v in STEPS:   # a step's gain is the median of its rounds' gains, which the tflops column roughly repeats
