@@ -62,11 +62,14 @@ def requests(trace: Trace, space: str | None = None) -> list[Request]:
         r = r[r["space"] == SPACES.index(space)]
     if r.size == 0:
         return []
-    df = pd.DataFrame({k: r[k] for k in ("block", "thread", "warp", "lane", "epoch", "warp_epoch", "seq", "pc")})
+    df = pd.DataFrame({k: r[k] for k in ("block", "thread", "warp", "lane", "epoch", "warp_epoch", "seq", "pc",
+                                         "space", "op")})
     # The n-th time a thread executes an instruction between two barriers: the lanes of a warp
-    # running the same loop line up by it.
-    df["occurrence"] = df.groupby(["block", "thread", "epoch", "warp_epoch", "pc"], sort=False).cumcount()
-    gid = df.groupby(["block", "warp", "epoch", "warp_epoch", "pc", "occurrence"], sort=False).ngroup().to_numpy()
+    # running the same loop line up by it. An asynchronous copy is one instruction (one pc) that
+    # reads global memory and writes shared memory: its two sides are two requests, one per space.
+    key = ["pc", "space", "op"]
+    df["occurrence"] = df.groupby(["block", "thread", "epoch", "warp_epoch", *key], sort=False).cumcount()
+    gid = df.groupby(["block", "warp", "epoch", "warp_epoch", *key, "occurrence"], sort=False).ngroup().to_numpy()
     order = np.lexsort((r["lane"], gid))
     bounds = np.flatnonzero(np.diff(gid[order])) + 1
     names = _array_names(trace, r["space"], r["buffer"], r["offset"])

@@ -17,6 +17,7 @@ import csv
 import functools
 import io
 import re
+import dataclasses
 import sys
 from dataclasses import dataclass
 
@@ -92,7 +93,7 @@ def _emulator_counts(case: Case, source: str) -> tuple[tuple[str, float], ...]:
     if t.dropped:
         raise RuntimeError(f"{case.label}: the trace overflowed; use a smaller SIZE")
     counts = {k: 0.0 for k in METRICS}
-    for q in memory.requests(t):
+    for q in memory.requests(_without_async_copy_stores(t)):
         kind = "load" if q.op == "load" else "store"
         if q.space == "global":
             counts[f"global {kind} requests"] += 1
@@ -103,6 +104,20 @@ def _emulator_counts(case: Case, source: str) -> tuple[tuple[str, float], ...]:
             counts[f"shared {kind} wavefronts"] += b.wavefronts
             counts[f"shared {kind} bank conflicts"] += b.excess
     return tuple(counts.items())
+
+
+def _without_async_copy_stores(t: trace.Trace) -> trace.Trace:
+    """The trace without the shared-memory writes of asynchronous copies (cp.async, one instruction that reads
+    global memory and writes shared memory, as helpers/measure/pipeline.py finds them). On the GPU such a copy is
+    an LDGSTS, which Nsight Compute counts among global loads but not among shared-store instructions or
+    wavefronts (the H200 counts none for a kernel whose only shared writes are copies)."""
+    r = t.records
+    is_global_load = (r["space"] == trace.SPACES.index("global")) & (r["op"] == trace.OPS.index("load"))
+    is_shared_store = (r["space"] != trace.SPACES.index("global")) & (r["op"] == trace.OPS.index("store"))
+    copies = np.intersect1d(r["pc"][is_global_load], r["pc"][is_shared_store])
+    if copies.size == 0:
+        return t
+    return dataclasses.replace(t, records=r[~(is_shared_store & np.isin(r["pc"], copies))])
 
 
 def read_ncu_csv(text: str) -> list[dict[str, float]]:
