@@ -1,34 +1,25 @@
-// Stage 09: double buffering.
+// Stage 09, step 2: double buffering in registers too.
 //
 // C = alpha * A * B + beta * C, row-major: A is M x K, B is K x N, C is M x N (not read if beta = 0).
-// What changed from 08_warp_tiling: loading the next tiles overlaps computing on the current
-// ones, at two levels. The rest (the warp tiles, the 16-byte accesses, the unchecked loads of an
-// interior block's full tiles, A's transposed tile with rows padded by 4) is 08's.
-// - Shared memory holds two tiles of A and two of B. While the block computes on tile t in one
-//   buffer, each thread's global loads of tile t+1 are already in flight into registers; after
-//   its BK steps it stores them into the other buffer. In 08 a warp waits for its global loads
-//   at every tile (hundreds of cycles), unless other warps have work; here the loads have a
-//   whole tile's arithmetic to arrive. One barrier per tile suffices: the buffer written during
-//   tile t was last read during tile t-1, before the barrier that ended it.
+// What changed from 09_two_buffers: the overlap goes one level down, from global memory ->
+// shared memory to shared memory -> registers. The two shared buffers, the loops (two tiles a
+// pass in the unchecked one, so that buffer indices are constants) and the rest (the warp tiles,
+// the 16-byte accesses, A's transposed tile with rows padded by 4) are 09_two_buffers's.
 // - Registers hold the values of A and B for two steps k: those of step k+1 are read from
 //   shared memory while the products of step k are formed, and those of step 0 of tile t+1
 //   right after the barrier, before the last step of tile t. A shared load then has a step's
-//   multiply-adds to arrive, and the barrier's wait overlaps that last step.
-// - As in 08, the loads of an interior block's full tiles are bare 16-byte loads: the loop that
-//   loads tiles t+1 without checks runs while they are full tiles of an interior block; the last
-//   partial tile, edge blocks and misaligned operands are loaded by the checked loop. The
-//   unchecked loop does two tiles a pass, the first in buffer 0, the second in buffer 1: with
-//   the buffers constants, every shared address is a register plus a constant offset (one tile
-//   a pass, the buffer index t % 2 costs some 20 instructions a tile to turn into addresses).
-//   For 128 x 128 x 8 with 8 x 8 results a tile is then 560 instructions, 512 of them FFMAs,
-//   where 08's unchecked loop has 563 (NVRTC 12.9, sm_90).
-// The cost: registers for the tiles in flight and the second set of values (8 + 16 more for
-// 128 x 128 x 8 with 8 x 8 results), and twice the shared memory. __launch_bounds__(threads,
-// MIN_BLOCKS) makes the compiler fit MIN_BLOCKS blocks per SM, at most 65536 / (MIN_BLOCKS *
-// threads) registers per thread: 128 for 256 threads and MIN_BLOCKS = 2 (NVRTC 12.9, sm_90: no
-// spills for 8 x 8 results and BK = 8; BK = 16, 8 more registers of tiles in flight, spills); with 8 x 16
-// results (128 accumulators) the compiler takes up to 255 registers, so 256-thread blocks run one
-// per SM (MIN_BLOCKS = 1), 128-thread ones two.
+//   multiply-adds to arrive, and the barrier's wait overlaps that last step. In 09_two_buffers
+//   each step's FFMAs wait for that step's shared loads, unless other warps fill the gap.
+// - So the next tiles are stored into the other buffer, and the barrier passed, inside the last
+//   step of tile t (multiply_tiles(s, more)), no longer after it.
+// For 128 x 128 x 8 with 8 x 8 results a tile of the unchecked loop is 560 instructions, 512 of
+// them FFMAs, where 08's has 563 (NVRTC 12.9, sm_90).
+// The cost: the second set of values (8 + 8 more registers for 8 x 8 results) on top of
+// 09_two_buffers's tiles in flight. __launch_bounds__(threads, MIN_BLOCKS) as there: 128 registers
+// for 256 threads and MIN_BLOCKS = 2 (NVRTC 12.9, sm_90: no spills for 8 x 8 results and BK = 8;
+// BK = 16, 8 more registers of tiles in flight, spills); with 8 x 16 results (128 accumulators)
+// the compiler takes up to 255 registers, so 256-thread blocks run one per SM (MIN_BLOCKS = 1),
+// 128-thread ones two.
 // A 16-byte access must be 16-byte aligned. A run of 4 floats of A starting at (row, k), k a
 // multiple of 4, is aligned when K % 4 == 0 (and A itself is); a run of B or C starting at
 // (row, col), col a multiple of 4, when N % 4 == 0. The kernel checks this once per matrix; where

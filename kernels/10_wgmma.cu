@@ -1,25 +1,27 @@
-// Stage 10, second variant: Hopper's warpgroup MMA (wgmma), TF32.
+// Stage 10, third step: Hopper's warpgroup MMA (wgmma), TF32.
 //
 // C = alpha * A * B + beta * C, row-major: A is M x K, B is K x N, C is M x N (not read if beta = 0).
-// What changed from 10_tensor_cores: the multiply-adds go to the tensor cores through wgmma
-// (sm_90a: H100, H200), which Hopper added beside wmma, and which is how cuBLAS feeds them.
-// - wmma's mma_sync is a warp's 16 x 16 x 8 product, and the warp waits for it. wgmma is issued
-//   by a warpgroup (4 warps, 128 threads) and is 64 x BM x 8 here (up to 64 x 256 x 8: 16 to
-//   64 times larger), and asynchronous: the warpgroup issues the products of a whole tile, then
+// What changed from 10_mma_sync: the multiply-adds go to the tensor cores through wgmma
+// (sm_90a: H100, H200), which Hopper added beside mma.sync, and which is how cuBLAS feeds them.
+// - mma.sync is a warp's 16 x 8 x 8 product, and the warp waits for it. wgmma is issued by a
+//   warpgroup (4 warps, 128 threads) and is 64 x BM x 8 here (up to 64 x 256 x 8: 32 to 128
+//   times larger), and asynchronous: the warpgroup issues the products of a whole tile, then
 //   goes on to its next loads while the tensor cores work, and waits only when it must reuse
 //   what they read (wgmma.cuh explains the four instructions).
 // - One operand comes from registers and one straight from shared memory, through a descriptor,
 //   with no load instructions. In TF32 the shared-memory operand must be stored "K-major", its
 //   rows running along K: A's rows are, B's (row k, columns n) are not. So the kernel computes
 //   C^T = B^T A^T: wgmma's 64 rows are 64 columns of C, its register operand is B's tile read
-//   transposed out of shared memory (4 loads of 4 bytes per thread per step of 8 along K), its
-//   shared-memory operand is A's tile as it lies in A, and its 64 x BM result is C's tile
-//   transposed: the accumulators are written to C column by column.
+//   transposed out of shared memory (each warp's 16 rows in the layout of mma.sync's A fragment,
+//   4 values per thread per step of 8 along K), its shared-memory operand is A's tile as it lies
+//   in A, and its 64 x BM result is C's tile transposed: the accumulators (each warp's in the
+//   layout of mma.sync's, repeated every 8 columns) go from registers to C as in 10_mma_sync,
+//   but column by column.
 // - A's tiles are rows of BK = 32 floats, 128 bytes, stored in wgmma's 128-byte swizzle (the
 //   16-byte run c of row r goes to run c ^ (r % 8)): the tensor cores read 8 rows at a time, and
 //   the swizzle puts those 8 rows' runs on different banks. B's tiles keep 09's layout, rows of
 //   BN + 8 floats: the 8 extra floats put the 32 lanes' loads of a fragment on 32 banks.
-// - The tiles come as in 10_tensor_cores, by asynchronous copies, STAGES tiles in flight. A stage
+// - The tiles come as in 10_mma_sync, by asynchronous copies, STAGES tiles in flight. A stage
 //   is refilled only after both warpgroups' products that read it have completed: each
 //   warpgroup waits for its products of two tiles ago (wgmma_wait_group<1>) before the barrier
 //   that starts a tile, and the copies into the stage of two tiles ago are issued after it. So

@@ -1,14 +1,14 @@
 """A stage's steps, one idea each, on a GPU through the course's own code (helpers.measure.verify,
 helpers.measure.bench), into one JSON file:
 
-    PYTHONUNBUFFERED=1 python3 -m tools.measure_steps 07 OUT.json [--rounds 5]
+    PYTHONUNBUFFERED=1 python3 -m tools.measure_steps 07 OUT.json [--rounds 5] [--steps A,B]
 
 The chain is the first step's parent and then the stage's kernels in registry order (for 07:
 06_transposed_a, 07_float4_copies, 07_runs_of_four, 07_vectorized), every one at the configuration
 of the stage's last kernel, so that each step's gain is its idea alone; the parent also at its own default.
 - every (kernel, configuration) verified on the shape catalogue (float64 reference) first, with its
   registers and local memory from the compiled function;
-- at 4096^3, ROUNDS interleaved rounds of cuBLAS FP32 and each kernel (median of 50 launches each), so
+- at 4096^3, ROUNDS interleaved rounds of cuBLAS (TF32 for a chain of TF32 kernels, else FP32) and each kernel (median of 50 launches each), so
   a step's gain is read from several same-run pairs;
 - a sweep of shapes beside cuBLAS FP32 (square sizes, and K or N not a multiple of 4, where the
   16-byte paths fall back).
@@ -28,9 +28,16 @@ SHAPES = ((1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (8192, 819
           (4096, 4096, 4095), (4095, 4095, 4096), (1000, 1000, 1000))
 
 
-def chain(stage_id: str) -> list[tuple[str, stages.Variant, object]]:
-    """(label, variant, configuration) for the parent and each step, at the last step's configuration."""
+def chain(stage_id: str, names: list[str] | None = None) -> list[tuple[str, stages.Variant, object]]:
+    """(label, variant, configuration) for the parent and each step, at the last step's configuration.
+    names: the steps, in order (default: all of the stage's kernels); for 09, the two steps before
+    09_async_copy, whose configuration type differs."""
     steps = stages.stage(stage_id).variants
+    if names:
+        unknown = set(names) - {v.name for v in steps}
+        if unknown:
+            raise SystemExit(f"not kernels of stage {stage_id}: {', '.join(sorted(unknown))}")
+        steps = tuple(stages.variant(n) for n in names)
     parent = steps[0].parent_variant if steps else None
     if parent is None:
         raise SystemExit(f"stage {stage_id} has no kernel built on an earlier one: there is no chain of steps to measure.")
@@ -47,8 +54,10 @@ def chain(stage_id: str) -> list[tuple[str, stages.Variant, object]]:
 
 
 def timings(kernels, M, N, K, n_repeat) -> list[dict]:
-    fp32 = bench.time_cublas(M, N, K, n_repeat=n_repeat)
-    rows = [{"kernel": "cublas_sgemm", "shape": [M, N, K], **fp32.row(M, N, K)}]
+    # TF32 kernels (stage 10) beside cuBLAS in TF32, the FP32 ones beside cuBLAS FP32
+    tf32 = all(v.precision == "tf32" for _, v, _ in kernels)
+    fp32 = bench.time_cublas(M, N, K, n_repeat=n_repeat, tf32=tf32)
+    rows = [{"kernel": "cublas_tf32" if tf32 else "cublas_sgemm", "shape": [M, N, K], **fp32.row(M, N, K)}]
     for label, v, cfg in kernels:
         t, rel = bench.time_variant(v, M, N, K, config=cfg, n_repeat=n_repeat)
         rows.append({"kernel": label, "variant": v.name, "config": cfg.label(), "shape": [M, N, K], **t.row(M, N, K),
@@ -61,9 +70,11 @@ def main() -> None:
     ap.add_argument("stage")
     ap.add_argument("out")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--steps", help="the steps, comma-separated (default: all of the stage's kernels)")
     a = ap.parse_args()
-    kernels = chain(a.stage)
-    data = {"provenance": bench.provenance(f"python -m tools.measure_steps {a.stage} OUT.json --rounds {a.rounds}"),
+    kernels = chain(a.stage, a.steps.split(",") if a.steps else None)
+    command = f"python -m tools.measure_steps {a.stage} OUT.json --rounds {a.rounds}" + (f" --steps {a.steps}" if a.steps else "")
+    data = {"provenance": bench.provenance(command),
             "chain": [{"kernel": label, "variant": v.name, "config": cfg.label()} for label, v, cfg in kernels],
             "configurations": [], "rounds_4096": [], "sweep": []}
     save = lambda: Path(a.out).write_text(json.dumps(data, indent=1))  # noqa: E731

@@ -19,6 +19,7 @@ from pathlib import Path
 from helpers.core.arch import ARCHS, arch_name
 from helpers.core.configs import KernelConfig
 from helpers.core.configs_hopper import WarpSpecializedConfig
+from helpers.core.configs_mma_sync import MmaSyncConfig
 from helpers.core.configs import AsyncCopyConfig, CoalescedConfig, DoubleBufferConfig, NaiveConfig, PaddedTile2DConfig, SplitKConfig, TensorCoreConfig, ThreadTile1DConfig, ThreadTile2DConfig, TileConfig, VectorizedConfig, WarpTileConfig, WgmmaConfig
 from helpers.core.paths import KERNELS, NOTEBOOKS
 
@@ -129,6 +130,9 @@ _TC_99_KIB = TensorCoreConfig(128, 128, 16, 64, 32, 3)
 # Stage 07's steps are verified in the same configurations.
 _VECTORIZED_OTHERS = (VectorizedConfig(128, 128, 16, 8, 8), VectorizedConfig(32, 32, 8, 4, 4),
                       VectorizedConfig(64, 128, 16, 8, 4))
+# 09's two steps share their configurations (the second keeps the first's tiles and registers budget).
+_DOUBLE_BUFFER_OTHERS = (DoubleBufferConfig(128, 256, 8, 64, 64, 8, 16, MIN_BLOCKS=1),
+                         DoubleBufferConfig(32, 64, 8, 32, 64, 8, 8, MIN_BLOCKS=1))
 
 # Every stage in course order. (Not named STAGES: that is a pipelined kernel's number of shared buffers.)
 REGISTRY: tuple[Stage, ...] = (
@@ -195,12 +199,18 @@ REGISTRY: tuple[Stage, ...] = (
                 (WarpTileConfig(128, 128, 8, 32, 64, 8, 8), WarpTileConfig(128, 128, 8, 64, 32, 8, 8),
                  WarpTileConfig(32, 64, 8, 32, 64, 8, 8)), parent="07_vectorized"),
     )),
+    # Step 1 is the bare idea (two shared buffers); step 2 adds the register-level prefetch; then cp.async.
     Stage("09", "double_buffering", "Double buffering", "Prefetching the next tile; cp.async pipelines", (
+        Variant("09_two_buffers", "sgemm_two_buffers",
+                "08 with two shared buffers: the next tiles' global loads are in flight during the math",
+                DoubleBufferConfig, DoubleBufferConfig(), _DOUBLE_BUFFER_OTHERS, parent="08_warp_tiling",
+                spill_note=("the tiles in flight beside 08's registers under the 128-register cap of MIN_BLOCKS = 2: "
+                            "ptxas 12.9 keeps 16 to 20 B in local memory on sm_100 and sm_120; sm_75 to sm_90 fit "
+                            "(sm_90 only with constant buffer indices, as the kernel's header says). Timed only on "
+                            "an H200 (sm_90).")),
         Variant("09_double_buffering", "sgemm_double_buffering",
-                "08 with the next tiles loaded into registers during the math, two shared buffers",
-                DoubleBufferConfig, DoubleBufferConfig(),
-                (DoubleBufferConfig(128, 256, 8, 64, 64, 8, 16, MIN_BLOCKS=1),
-                 DoubleBufferConfig(32, 64, 8, 32, 64, 8, 8, MIN_BLOCKS=1)), parent="08_warp_tiling"),
+                "09_two_buffers with each step's shared loads issued a step ahead, into a second set of registers",
+                DoubleBufferConfig, DoubleBufferConfig(), _DOUBLE_BUFFER_OTHERS, parent="09_two_buffers"),
         Variant("09_async_copy", "sgemm_async_copy",
                 "09_double_buffering with STAGES buffers filled by asynchronous copies (sm_80+)",
                 AsyncCopyConfig, AsyncCopyConfig(),
@@ -208,7 +218,7 @@ REGISTRY: tuple[Stage, ...] = (
                  AsyncCopyConfig(128, 128, 8, 32, 64, 8, 8, STAGES=4, MIN_BLOCKS=2),
                  AsyncCopyConfig(32, 64, 8, 32, 64, 8, 8, STAGES=2, MIN_BLOCKS=1)), parent="09_double_buffering"),
     )),
-    Stage("10", "tensor_cores", "Tensor cores (TF32)", "wmma fragments on the tensor cores", (
+    Stage("10", "tensor_cores", "Tensor cores (TF32)", "wmma fragments, mma.sync, wgmma on the tensor cores", (
         Variant("10_tensor_cores", "sgemm_tensor_cores",
                 "09_async_copy with each warp's tile as 16 x 16 wmma fragments, TF32 multiply-adds on tensor cores",
                 TensorCoreConfig, TensorCoreConfig(),
@@ -220,12 +230,25 @@ REGISTRY: tuple[Stage, ...] = (
                             "fragments more: ptxas 12.9 reaches the 255-register limit on sm_80, sm_87 and sm_90 and "
                             "keeps a few bytes in local memory (4 to 8 B stored; notebook 10 shows it); sm_100 "
                             "fits in registers. The default stays the configuration measured on the H200 (results/).")),
+        # 10_tensor_cores' configurations (its 99 KiB one too: 56,832 B here, without the staging tiles).
+        Variant("10_mma_sync", "sgemm_mma_sync",
+                "10_tensor_cores with the warp's mma.sync m16n8k8 in PTX's documented fragment layout: each lane "
+                "loads its own fragment elements (no bank conflicts) and writes its results straight to C",
+                MmaSyncConfig, MmaSyncConfig(),
+                (MmaSyncConfig(ROUND=0), MmaSyncConfig(ROUND=2), MmaSyncConfig(64, 64, 16, 32, 32, 2),
+                 MmaSyncConfig(32, 32, 16, 16, 16, 2), MmaSyncConfig(128, 256, 32, 64, 64, 3)),
+                precision="tf32", gpu_arch="sm_80", parent="10_tensor_cores",
+                arch_defaults={a: MmaSyncConfig(**dataclasses.asdict(_TC_99_KIB)) for a in ("sm_86", "sm_89", "sm_120")},
+                spill_note=("as in 10_tensor_cores, the 64 x 64 warp tile's accumulators take 128 registers and a step's "
+                            "A and B fragments more: ptxas 12.9 allots 255 registers (the limit) on sm_80, sm_87 and sm_90 "
+                            "(168 on sm_100) and on sm_90 alone keeps 4 B in local memory (4 B stored, 8 B loaded). The "
+                            "default stays 10_tensor_cores', so that the two kernels differ by the one idea.")),
         Variant("10_wgmma", "sgemm_wgmma",
-                "10_tensor_cores on Hopper's asynchronous warpgroup MMA: 64 x BM x 8 products per warpgroup, "
+                "10_mma_sync on Hopper's asynchronous warpgroup MMA: 64 x BM x 8 products per warpgroup, "
                 "A's tile read by the tensor cores straight from shared memory (sm_90a)",
                 WgmmaConfig, WgmmaConfig(),
                 (WgmmaConfig(ROUND=1), WgmmaConfig(128, 128, 4), WgmmaConfig(64, 64, 3), WgmmaConfig(256, 128, 3)),
-                precision="tf32", gpu_arch="sm_90a", parent="10_tensor_cores"),
+                precision="tf32", gpu_arch="sm_90a", parent="10_mma_sync"),
     )),
     Stage("11", "autotuning", "Autotuning, shape-aware dispatch and the final ladder",
           "Searching tile sizes; a kernel per shape, split-K; every stage compared", (

@@ -232,6 +232,7 @@ S10_H100_ROUND = RESULTS_DIR / "stage_10_h100_2026-11-24" / "exp_10_wgmma_round.
 S10_WMMA = {"default": "sgemm_tensor_cores<128, 128, 32, 64, 64, 3, 1>", "round0": "sgemm_tensor_cores<128, 128, 32, 64, 64, 3, 0>",
             "round2": "sgemm_tensor_cores<128, 128, 32, 64, 64, 3, 2>", "wide": "sgemm_tensor_cores<128, 256, 32, 64, 128, 3, 2>"}
 S10_NCU = {"wmma": "sgemm_tensor_cores<128, 128, 32, 64, 64, 3, 1>", "wmma_round0": "sgemm_tensor_cores<128, 128, 32, 64, 64, 3, 0>",
+           "mma_sync": "sgemm_mma_sync<128, 128, 32, 64, 64, 3, 1>",
            "wgmma": "sgemm_wgmma<256, 128, 4, 0>", "wgmma_round1": "sgemm_wgmma<256, 128, 4, 1>", "cublas_tf32": "sm90_xmma"}
 
 
@@ -399,7 +400,7 @@ FACTS.update({
     "s10_wmma_tflops": ("stage_10_h200_2026-11-23/exp_10.json", lambda name: _s10_wmma("tflops", name)),
     "s10_wmma_pct": ("stage_10_h200_2026-11-23/exp_10.json", lambda name: _s10_wmma("pct", name)),
     "s10_wmma_cost_pct": ("stage_10_h200_2026-11-23/exp_10.json", _s10_wmma_cost),
-    "s10_pipe_pct": ("stage_10_h200_*/ncu_10_metrics.csv", _s10_pipe),
+    "s10_pipe_pct": ("stage_10_h200_*/ncu_10*_metrics.csv", _s10_pipe),
     "s10_wgmma_min_tflops": ("stage_10_h200_2026-11-24/measure_10_wgmma.json", lambda: _s10_wgmma("min")),
     "s10_wgmma_max_tflops": ("stage_10_h200_2026-11-24/measure_10_wgmma.json", lambda: _s10_wgmma("max")),
     "s10_wgmma_median_tflops": ("stage_10_h200_2026-11-24/measure_10_wgmma.json", lambda: _s10_wgmma("median")),

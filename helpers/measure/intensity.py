@@ -188,6 +188,15 @@ def tensor_cores(config, M: int, N: int, K: int) -> Intensity:
                      panel, panel, smem)
 
 
+def mma_sync(config, M: int, N: int, K: int) -> Intensity:
+    """10_mma_sync: 10_tensor_cores' traffic less its staging of C. Per step of 8 along K each lane loads its own
+    elements of WM/16 fragments of A (16 x 8, 128 floats) and WN/8 of B (8 x 8, 64 floats): as many floats as
+    wmma's fragments. ROUND = 2 adds the same rounding pass; the results go from registers to C."""
+    r = tensor_cores(config, M, N, K)
+    staging = ceil_div(M, config.BM) * ceil_div(N, config.BN) * 2 * config.BM * config.BN * FLOAT_BYTES
+    return replace(r, variant="10_mma_sync", smem_bytes=r.smem_bytes - staging)
+
+
 def wgmma(config, M: int, N: int, K: int) -> Intensity:
     """10_wgmma: global traffic as in 05 (each block copies its panels once, reads and writes its
     C once). Shared, per tile of 32 along K: each warpgroup's 4 wgmmas read A's whole BM x 32 tile
@@ -225,7 +234,8 @@ def split_k(config, M: int, N: int, K: int) -> Intensity:
 
 
 _STAGES_06_09 = ("06_padded", "06_transposed_a", "06_swizzled", "07_float4_copies", "07_runs_of_four",
-                 "07_vectorized", "08_warp_tiling", "09_double_buffering", "09_async_copy")
+                 "07_vectorized", "08_warp_tiling", "09_two_buffers", "09_double_buffering",
+                 "09_async_copy")
 
 # variant name -> model(config, M, N, K); every registered variant needs an entry
 MODELS: dict[str, Callable[..., Intensity]] = {
@@ -236,6 +246,7 @@ MODELS: dict[str, Callable[..., Intensity]] = {
     "05_2d_thread_tiling": thread_tiling_2d,
     **{name: _same_traffic_as_05(name) for name in _STAGES_06_09},
     "10_tensor_cores": tensor_cores,
+    "10_mma_sync": mma_sync,
     "10_wgmma": wgmma,
     "11_split_k": split_k,
     "12_warp_specialized": warp_specialized,
@@ -274,6 +285,10 @@ FORMULAS["10_tensor_cores"] = FORMULAS["05_2d_thread_tiling"][:3] + (
     "smem: per 8 steps of K a warp loads WM/16 fragments of A and WN/16 of B (128 floats each) for "
     "(WM/16)·(WN/16) mma_syncs of 16·16·8 FMAs: 2·WM·WN/(WM+WN) FMAs per load, WM·WN/(WM+WN) FLOP/B "
     "(plus the staging of C, and with ROUND = 2 one read and write of each tile element)",)
+FORMULAS["10_mma_sync"] = FORMULAS["05_2d_thread_tiling"][:3] + (
+    "smem: per 8 steps of K each lane loads its elements of WM/16 fragments of A (128 floats each) and WN/8 of B "
+    "(64 floats each) for (WM/16)·(WN/8) mma.syncs of 16·8·8 FMAs: 2·WM·WN/(WM+WN) FMAs per load, WM·WN/(WM+WN) "
+    "FLOP/B (with ROUND = 2 one read and write of each tile element; no staging of C)",)
 FORMULAS["11_split_k"] = FORMULAS["05_2d_thread_tiling"][:1] + (
     "dram with SPLITS = S > 1: 09's, plus the workspace: S·M·N floats written and read back (8·S·M·N bytes)",) + \
     FORMULAS["05_2d_thread_tiling"][1:]

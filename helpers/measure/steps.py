@@ -82,12 +82,14 @@ def sweep(stage_id: str) -> pd.DataFrame:
 
 
 def _kernel(data: dict, stage_id: str, arg: str) -> str:
-    """A kernel of the chain by its name in the file, or 'parent': the entry just before the stage's own kernels
-    (the first step's parent at the steps' configuration)."""
+    """A kernel of the chain by its name in the file, or 'parent': the first step's parent at the steps'
+    configuration, the last of the chain's leading entries of the first step's parent (which may be a kernel of
+    the same stage: 10_tensor_cores before 10_mma_sync)."""
     if arg != "parent":
         return arg
-    first = next(i for i, c in enumerate(data["chain"]) if c["variant"].startswith(f"{stage_id}_"))
-    return data["chain"][first - 1]["kernel"]
+    chain = data["chain"]
+    parent = [c for c in chain if c["variant"] == chain[0]["variant"]]
+    return parent[-1]["kernel"]
 
 
 def _fact(stage_and_kernel: str, what: str) -> float:

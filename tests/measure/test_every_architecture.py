@@ -53,7 +53,7 @@ def test_a_kernel_an_architecture_cannot_run_is_refused_before_compiling(v, arch
 def test_which_kernels_each_architecture_refuses():
     refused = {a: sorted(v.name for v in stages.variants() if v.unsupported_on(a)) for a in COURSE_ARCHS}
     hopper_only = ["10_wgmma", "12_warp_specialized"]                 # wgmma, setmaxnreg: sm_90a
-    assert refused["sm_75"] == ["10_tensor_cores", *hopper_only]     # TF32 wmma needs sm_80
+    assert refused["sm_75"] == ["10_mma_sync", "10_tensor_cores", *hopper_only]     # TF32 mma.sync, wmma: sm_80
     assert refused["sm_90"] == []
     assert all(refused[a] == hopper_only for a in COURSE_ARCHS if a not in ("sm_75", "sm_90"))
 
@@ -77,6 +77,11 @@ def test_tensor_cores_on_the_99_kib_architectures():
         assert v.default_for(arch).shared_bytes() <= 99 * 1024
     for arch in ("sm_80", "sm_87", "sm_90", "sm_100"):
         assert v.default_for(arch) == v.default
+    mma = stages.variant("10_mma_sync")   # the same configurations, without the staging tiles
+    assert mma.default.shared_bytes() == 107_520 > 99 * 1024
+    for arch in ("sm_86", "sm_89", "sm_120"):
+        assert mma.default_for(arch).template_args() == v.default_for(arch).template_args()
+        assert mma.default_for(arch).shared_bytes() == v.default_for(arch).shared_bytes() - 8 * 16 * 20 * 4
 
 
 def test_sm_100_and_sm_120_occupancy_by_hand():

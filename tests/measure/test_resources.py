@@ -120,7 +120,7 @@ def _static_shared(config) -> int:
     return config.static_shared_bytes()
 
 
-SPILLS_AT_DEFAULT = {"06_swizzled", "10_tensor_cores"}
+SPILLS_AT_DEFAULT = {"06_swizzled", "10_tensor_cores", "10_mma_sync"}
 
 
 @pytest.mark.parametrize("v", stages.variants(), ids=lambda v: v.name)
@@ -133,7 +133,7 @@ def test_ptxas_resources_of_every_registered_kernel(v):
     # These kernels keep everything in registers, except where the XOR swizzle's extra index math
     # pushes 8 x 8 at BK = 16 over 128 registers (measured on the H200 too; notebook 06 shows it)
     # and where stage 10's 16 accumulator fragments (128 registers) and its A and B fragments
-    # reach the 255-register limit (8 bytes spilled; notebook 10 shows it).
+    # reach the 255-register limit (8 bytes spilled; notebook 10 shows it; 10_mma_sync's too).
     spills = v.name in SPILLS_AT_DEFAULT
     assert r.spills is spills and (r.local_bytes > 0) is spills
     threads = v.default.threads()

@@ -1,6 +1,6 @@
 """Stage 09's synchronization, broken on purpose: the emulator's race check catches each break.
 
-Each mutation changes one line of kernels/09_double_buffering.cu or kernels/09_async_copy.cu in a
+Each mutation changes one line of kernels/09_two_buffers.cu, 09_double_buffering.cu or 09_async_copy.cu in a
 copy under tmp_path (the kernels themselves are never touched); a trace of the copy's block 0 must
 show a shared-memory race (memory.races) or a read of shared memory nobody wrote
 (memory.unwritten_reads). The kernels as written are run whole, right, and their first, middle and
@@ -23,11 +23,17 @@ from helpers.run.kernel_loader import load_kernel
 M, N, K = 131, 132, 76
 # Small configurations (128 threads, 64 x 64 tiles): 3 x 3 blocks, edge blocks partial in M and N.
 KERNELS = {
+    "09_two_buffers": DoubleBufferConfig(64, 64, 8, 32, 32, 4, 8, MIN_BLOCKS=1),
     "09_double_buffering": DoubleBufferConfig(64, 64, 8, 32, 32, 4, 8, MIN_BLOCKS=1),
     "09_async_copy": AsyncCopyConfig(64, 64, 8, 32, 32, 4, 8, STAGES=3, MIN_BLOCKS=1),
 }
 # (kernel, what the break is, the line as written, its replacement)
 MUTATIONS = [
+    ("09_two_buffers", "no barrier after storing the next tiles (interior tiles)",
+     "    __syncthreads();  // tiles t+1 are complete, and tiles t read, before anyone goes on", ""),
+    ("09_two_buffers", "the next tiles stored into the buffer in use",
+     "    store_tiles(1);  // last read during tiles t-1, before the barrier that ended them",
+     "    store_tiles(0);"),
     ("09_double_buffering", "no barrier after storing the next tiles",
      "        __syncthreads();  // the next tiles are complete before anyone reads them", ""),
     ("09_double_buffering", "the next tiles stored into the buffer in use, before its last values are read",

@@ -86,5 +86,5 @@ EXERCISE = Exercise(
     lesson=one_barrier_per_tile(BK),
     lesson_text="double buffering: tile t+1 loads while tile t is computed, one barrier per tile (the schedule of "
                 "block 0 of 64 × 64 × 64, 8 k-tiles, from its trace: helpers.measure.pipeline)",
-    course_kernel="09_double_buffering",
+    course_kernel="09_two_buffers",   # the step whose idea this exercise is (two buffers, one barrier a tile)
 )
