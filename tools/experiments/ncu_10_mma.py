@@ -9,27 +9,16 @@ Made the ncu_10_mma_*.csv of results/stage_10_h200_2026-11-27/.
 
 from __future__ import annotations
 
-import sys
-
-import cupy as cp
-
 from helpers.core import stages
 from helpers.measure import bench
-from helpers.run import backend, gemm
-
-N = 4096
+from helpers.run import backend
+from tools.experiments.ncu_10 import N, launch_once
 
 
 def main() -> None:
     backend.use("gpu")
     A, B, C = bench.device_operands(N, N, N, seed=1)
-    kernels = [(v, v.default) for v in map(stages.variant, ("10_tensor_cores", "10_mma_sync"))]
-    compiled = [gemm.kernel_for(v, c) for v, c in kernels]  # compile before anything is profiled
-    cp.cuda.Device().synchronize()
-    for (v, c), k in zip(kernels, compiled):
-        k(c.grid(N, N), c.block(), gemm.launch_args(N, N, N, 1.0, A, B, 0.0, C), shared_mem=c.shared_bytes())
-        cp.cuda.Device().synchronize()
-        print(f"launched {v.name_expression(c)}", file=sys.stderr)
+    launch_once([(v, v.default) for v in map(stages.variant, ("10_tensor_cores", "10_mma_sync"))], A, B, C)
 
 
 if __name__ == "__main__":
