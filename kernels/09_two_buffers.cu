@@ -9,9 +9,9 @@
 //   shared memory wait for them (hundreds of cycles) before the barrier lets anyone multiply.
 //   A warp hides that wait only if other warps on its SM have arithmetic to do meanwhile.
 // - Here shared memory holds two tiles of A and two of B. Tile t is multiplied from buffer t % 2
-//   while the thread's global loads of tile t+1 are already in flight into registers (va, vb):
-//   they were issued before the BK steps of tile t and are stored into the other buffer only
-//   after them. The loads have a whole tile's multiply-adds to arrive.
+//   while the thread's global loads of tile t+1 are in flight into registers (va, vb): issued
+//   before tile t's BK steps in the source (ptxas 12.9 for sm_90 sinks them some 200 of the tile's
+//   512 FFMAs in) and stored into the other buffer after them: most of a tile's math to arrive.
 // - One barrier per tile suffices: the buffer written after tile t's steps was last read during
 //   tile t-1's, before the barrier that ended them; the barrier after the stores publishes the
 //   next tiles before anyone reads them.

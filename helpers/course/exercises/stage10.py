@@ -87,7 +87,9 @@ def check_10_exercise_2(answer) -> Feedback:
         return wrong("that is one wmma::mma_sync (16 x 16 x 8); the count of HMMA instructions says the hardware "
                      "splits it. Divide 4096^3 by that count.")
     if got == 2 * want:
-        return wrong("that counts floating-point operations (2 per multiply-add); the question asks for multiply-adds.")
+        return wrong("that is twice the answer: either floating-point operations (2 per multiply-add), or what one of "
+                     "10_mma_sync's HMMA instructions does (section 6). The question asks for multiply-adds per HMMA "
+                     "of 10_tensor_cores, the wmma kernel, whose count section 5's table shows.")
     return wrong(f"divide the multiply-adds of the product, 4096^3, by the HMMA instructions Nsight Compute counted "
                  f"({hmma:,}).")
 
