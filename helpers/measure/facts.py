@@ -7,8 +7,8 @@ such number carries a marker naming the fact it states, right after it:
 
 The marker is an HTML comment: Jupyter does not show it. `tests/course/test_numbers_in_prose.py` reads every
 marker of every notebook, computes the fact from its results file and checks the number before the marker,
-rounded as written; in the notebooks of ENFORCED it also fails on a number followed by "TFLOP/s" or "%" that has
-no marker (a computed number, not a measurement, says so: `<!-- not measured: why -->`).
+rounded as written; in the notebooks of ENFORCED it also fails on a number followed by "TFLOP/s", "GFLOP/s", "GB/s" or "%" that
+has no marker (a computed number, not a measurement, says so: `<!-- not measured: why -->`).
 
 FACTS maps a name to (the results file it reads, a function computing the number). A name with a slash takes an
 argument after it: `gain_pct/08_warp_tiling`.
@@ -27,8 +27,8 @@ from helpers.measure import autotune, dispatch_table, hopper, steps, tensor_core
 
 AUTOTUNE_STAGES_03_09 = RESULTS_DIR / "autotune_h200_2026-11-22.json"
 AUTOTUNE_WGMMA = RESULTS_DIR / "autotune_h200_2026-11-24.json"
-ENFORCED = ("02", "03", "04", "05", "06", "07", "08", "09", "10", "11", "12")   # notebooks (stage ids) whose every TFLOP/s and % in prose carries a marker
-MARKER = re.compile(r"(?P<number>\d[\d,]*(?:\.\d+)?)\s*(?P<unit>%|TFLOP/s)?\s*<!--\s*fact:\s*(?P<name>[\w/.-]+)\s*-->")
+ENFORCED = ("01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "11", "12")   # notebooks (stage ids) whose every TFLOP/s and % in prose carries a marker
+MARKER = re.compile(r"(?P<number>\d[\d,]*(?:\.\d+)?)\s*(?P<unit>%|TFLOP/s|GFLOP/s|GB/s)?\s*<!--\s*fact:\s*(?P<name>[\w/.-]+)\s*-->")
 
 
 def _search(variant: str, path: Path):
@@ -410,6 +410,34 @@ FACTS.update({
 })
 
 
+def _cpu_gemm() -> dict:
+    """The newest committed CPU benchmark of stage 01 (tools/cpu_gemm_bench.py)."""
+    found = sorted(RESULTS_DIR.glob("cpu_gemm_*.json"), key=lambda p: p.stem[-10:])
+    if not found:
+        raise results_files.ResultsFileError("no results/cpu_gemm_*.json: run tools/cpu_gemm_bench.py and commit it")
+    return results_files.read_json(found[-1])
+
+
+def _s01_row(arg: str, key: str, rows: str = "rows") -> float:
+    """'VERSION/SIZE': one row of the benchmark at SIZE^3 (rows='default': the default-vector-width run)."""
+    version, _, size = arg.partition("/")
+    data = _cpu_gemm()
+    table = data["default_vector_width"]["rows"] if rows == "default" else data["rows"]
+    return next(r[key] for r in table if r["version"] == version and r["M"] == int(size))
+
+
+def _s01_ceiling(name: str) -> float:
+    """'fma_peak', 'one_chain' (GFLOP/s) or a copy level 'L1', 'L2', 'DRAM' (GB/s) of the benchmark's ceilings."""
+    c = _cpu_gemm()["ceilings"]
+    return {"fma_peak": c["fma_peak_gflops"], "one_chain": c["fma_one_chain_gflops"]}.get(name) or c["copy_gbs"][name]
+
+
+FACTS.update({
+    "s01_gflops": ("the newest cpu_gemm_*.json", lambda arg: _s01_row(arg, "gflops")),
+    "s01_pct_openblas": ("the newest cpu_gemm_*.json", lambda arg: _s01_row(arg, "pct_openblas")),
+    "s01_default_gflops": ("the newest cpu_gemm_*.json", lambda arg: _s01_row(arg, "gflops", "default")),
+    "s01_ceiling": ("the newest cpu_gemm_*.json", _s01_ceiling),
+})
 FACTS.update(hopper.FACTS)   # stage 12's, computed in helpers/measure/hopper.py beside its readers
 FACTS.update(steps.FACTS)    # a stage's one-idea steps (tools/measure_steps.py): `steps_gain_pct/07/07_runs_of_four`
 

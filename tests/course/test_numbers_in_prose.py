@@ -1,6 +1,6 @@
 """Numbers in notebook prose tied to results/ (issue 21, point 5): every `<!-- fact: NAME -->` marker's number is
 the fact computed now from its committed results file, rounded as written; in the notebooks of facts.ENFORCED every
-number followed by TFLOP/s or % carries a marker (a measured fact, or `<!-- not measured: why -->`)."""
+number followed by TFLOP/s, GFLOP/s, GB/s or % carries a marker (a measured fact, or `<!-- not measured: why -->`)."""
 
 import re
 
@@ -11,7 +11,7 @@ from helpers.core.paths import NOTEBOOKS
 from helpers.measure import facts
 
 NOTEBOOK_PATHS = sorted(NOTEBOOKS.glob("*.ipynb"))
-UNMARKED = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)\s*(%|TFLOP/s)(?!\s*<!--\s*(fact|not measured):)")
+UNMARKED = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)\s*(%|TFLOP/s|GFLOP/s|GB/s)(?!\s*<!--\s*(fact|not measured):)")
 
 
 def _markdown(path):
@@ -41,5 +41,7 @@ def test_the_check_catches_a_wrong_number_and_an_unmarked_one():
     assert facts.agrees("11", facts.value("gain_pct/06_transposed_a"))
     assert facts.agrees("236.9", 236.89) and not facts.agrees("236.8", 236.89) and facts.agrees("1,089", 1089)
     assert UNMARKED.search("ran at 48.3 TFLOP/s on") and not UNMARKED.search("48.3 TFLOP/s<!-- fact: x -->")
+    assert UNMARKED.search("copies at 9 GB/s from") and UNMARKED.search("at 1.2 GFLOP/s at")
+    assert facts.MARKER.search("at 9 GB/s<!-- fact: s01_ceiling/DRAM -->")["name"] == "s01_ceiling/DRAM"
     with pytest.raises(KeyError, match="no fact"):
         facts.value("no_such_fact")
