@@ -52,6 +52,14 @@ def _array_names(trace: Trace, space: np.ndarray, buffer: np.ndarray, offset: np
     return names
 
 
+def async_copy_pcs(records: np.ndarray) -> np.ndarray:
+    """The instructions (pcs) of asynchronous copies (cp.async) among trace records: one instruction that both reads
+    global memory and writes shared memory."""
+    global_loads = (records["space"] == SPACES.index("global")) & (records["op"] == OPS.index("load"))
+    shared_stores = (records["space"] != SPACES.index("global")) & (records["op"] == OPS.index("store"))
+    return np.intersect1d(records["pc"][global_loads], records["pc"][shared_stores])
+
+
 def requests(trace: Trace, space: str | None = None) -> list[Request]:
     """The trace's accesses as warp requests, in order of block, warp and program order. An
     asynchronous copy still in flight at a barrier is recorded again after it (so that the race

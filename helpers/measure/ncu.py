@@ -108,15 +108,14 @@ def _emulator_counts(case: Case, source: str) -> tuple[tuple[str, float], ...]:
 
 def _without_async_copy_stores(t: trace.Trace) -> trace.Trace:
     """The trace without the shared-memory writes of asynchronous copies (cp.async, one instruction that reads
-    global memory and writes shared memory, as helpers/measure/pipeline.py finds them). On the GPU such a copy is
+    global memory and writes shared memory: memory.async_copy_pcs). On the GPU such a copy is
     an LDGSTS, which Nsight Compute counts among global loads but not among shared-store instructions or
     wavefronts (the H200 counts none for a kernel whose only shared writes are copies)."""
     r = t.records
-    is_global_load = (r["space"] == trace.SPACES.index("global")) & (r["op"] == trace.OPS.index("load"))
-    is_shared_store = (r["space"] != trace.SPACES.index("global")) & (r["op"] == trace.OPS.index("store"))
-    copies = np.intersect1d(r["pc"][is_global_load], r["pc"][is_shared_store])
+    copies = memory.async_copy_pcs(r)
     if copies.size == 0:
         return t
+    is_shared_store = (r["space"] != trace.SPACES.index("global")) & (r["op"] == trace.OPS.index("store"))
     return dataclasses.replace(t, records=r[~(is_shared_store & np.isin(r["pc"], copies))])
 
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from helpers.measure import accesses
+from helpers.measure import accesses, memory
 from helpers.core import configs
 from helpers.core.arch import FLOAT_BYTES
 from helpers.core import stages
@@ -113,7 +113,7 @@ def schedule(tr: Trace, M: int, N: int, K: int, BK: int, variant: str = "", bloc
     g["tile"] = np.where(g.buffer == a, element % K // BK, element // N // BK)
     shared = df[df.space > 0]
     stores = shared[(shared.op == 1) & (shared.repeat == 0)]
-    asynchronous = bool(set(g.pc) & set(stores.pc))      # one instruction reads global and writes shared
+    asynchronous = memory.async_copy_pcs(r).size > 0      # one instruction reads global and writes shared
     # the tile a store writes: that of the same thread's latest global load of A or B before it
     stores = pd.merge_asof(stores.sort_values("seq"), g[["thread", "seq", "tile"]].sort_values("seq"),
                            on="seq", by="thread", direction="backward").dropna(subset=["tile"])
