@@ -7,8 +7,10 @@ such number carries a marker naming the fact it states, right after it:
 
 The marker is an HTML comment: Jupyter does not show it. `tests/course/test_numbers_in_prose.py` reads every
 marker of every notebook, computes the fact from its results file and checks the number before the marker,
-rounded as written; in the notebooks of ENFORCED it also fails on a number followed by "TFLOP/s", "GFLOP/s", "GB/s" or "%" that
-has no marker (a computed number, not a measurement, says so: `<!-- not measured: why -->`).
+rounded as written; in the notebooks of ENFORCED it also fails on a number followed by "TFLOP/s", "GFLOP/s", "GB/s" or "%"
+and on any number with a decimal point that has no marker (a computed number, a band to choose from or a
+version, not a measurement, says so: `<!-- not measured: why -->`). A ratio of two facts is `ratio/A:B`, and a
+number in powers of ten is written with its power: `2.61 × 10⁻⁴<!-- fact: ... -->`.
 
 FACTS maps a name to (the results file it reads, a function computing the number). A name with a slash takes an
 argument after it: `gain_pct/08_warp_tiling`.
@@ -27,8 +29,9 @@ from helpers.measure import autotune, dispatch_table, hopper, steps, tensor_core
 
 AUTOTUNE_STAGES_03_09 = RESULTS_DIR / "autotune_h200_2026-11-22.json"
 AUTOTUNE_WGMMA = RESULTS_DIR / "autotune_h200_2026-11-24.json"
-ENFORCED = ("01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "11", "12")   # notebooks (stage ids) whose every TFLOP/s and % in prose carries a marker
-MARKER = re.compile(r"(?P<number>\d[\d,]*(?:\.\d+)?)\s*(?P<unit>%|TFLOP/s|GFLOP/s|GB/s)?\s*<!--\s*fact:\s*(?P<name>[\w/.-]+)\s*-->")
+ENFORCED = ("00", "01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "11", "12")   # notebooks (stage ids) whose every TFLOP/s and % in prose carries a marker
+UNITS = r"%|TFLOP/s|GFLOP/s|GB/s|times|×\s*10(?P<power>[⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+)"
+MARKER = re.compile(r"(?P<number>\d[\d,]*(?:\.\d+)?)\s*(?P<unit>" + UNITS + r")?\s*<!--\s*fact:\s*(?P<name>[\w/.:-]+)\s*-->")
 
 
 def _search(variant: str, path: Path):
@@ -330,6 +333,29 @@ def _s09_ablation(name: str) -> float:
     return 100.0 * (1 - other / _exp_08_09(default))
 
 
+S0809_ROWS = {   # exp_08_09.json's rows the notebooks cite, by a short name: (expr, variant)
+    "07": ("sgemm_vectorized<128, 128, 8, 8, 8>", None),
+    "08_bk8": ("sgemm_warp_tiling<128, 128, 8, 32, 64, 8, 8>", None),
+    "09": ("sgemm_double_buffering<128, 128, 8, 32, 64, 8, 8, 2>", None),
+    "09_checked": ("sgemm_double_buffering<128, 128, 8, 32, 64, 8, 8, 2>", S09_ABLATIONS["checked"]),
+    "async_128x256_2": ("sgemm_async_copy<128, 256, 8, 64, 64, 8, 16, 2, 1>", None),
+    "async_128x128_3": ("sgemm_async_copy<128, 128, 8, 32, 64, 8, 8, 3, 2>", None)}
+
+
+def _s0809_sweep(arg: str) -> float:
+    """'SIZE/KERNEL' (KERNEL 08, 09db, 09async or cublas): TFLOP/s in exp_08_09.json's sweep."""
+    size, _, kernel = arg.partition("/")
+    row = next(r for r in results_files.read_json(STAGES_06_09 / "exp_08_09.json")["sweep"]["rows"]
+               if r["size"] == int(size))
+    return next(v for k, v in row["tflops"].items() if k.split()[0] == kernel)
+
+
+FACTS.update({
+    "s0809_tflops": ("stages_06_09_h200_2026-11-22/exp_08_09.json", lambda name: _exp_08_09(*S0809_ROWS[name])),
+    "s0809_sweep": ("stages_06_09_h200_2026-11-22/exp_08_09.json", _s0809_sweep),
+})
+
+
 def _s10_wmma(kind: str, name: str) -> float:
     """TFLOP/s or % of cuBLAS TF32 of a wmma configuration in exp_10.json (the notebook's table)."""
     data = results_files.read_json(S10_EXP)
@@ -438,6 +464,17 @@ FACTS.update({
     "s01_default_gflops": ("the newest cpu_gemm_*.json", lambda arg: _s01_row(arg, "gflops", "default")),
     "s01_ceiling": ("the newest cpu_gemm_*.json", _s01_ceiling),
 })
+
+
+def _h200_ceiling(arg: str) -> float:
+    """'cublas_min', 'cublas_max' (cuBLAS FP32 at 4096³) or 'peak' (FP32 peak) over every committed H200 ceilings file."""
+    found = [*RESULTS_DIR.glob("ceilings_h200_*.json"), *RESULTS_DIR.glob("gpu_h200_*/ceilings.json")]
+    values = [results_files.read_json(p)["ceilings"]["fp32_peak_tflops" if arg == "peak" else "cublas_tflops"] for p in found]
+    return min(values) if arg == "cublas_min" else max(values)
+
+
+FACTS["h200_ceiling"] = ("results/ceilings_h200_*.json and gpu_h200_*/ceilings.json", _h200_ceiling)
+FACTS["ratio"] = ("the files of facts A and B", lambda arg: value(arg.partition(":")[0]) / value(arg.partition(":")[2]))
 FACTS.update(hopper.FACTS)   # stage 12's, computed in helpers/measure/hopper.py beside its readers
 FACTS.update(steps.FACTS)    # a stage's one-idea steps (tools/measure_steps.py): `steps_gain_pct/07/07_runs_of_four`
 
@@ -450,7 +487,12 @@ def value(name: str) -> float:
     return FACTS[key][1](arg) if arg else FACTS[key][1]()
 
 
-def agrees(text: str, fact: float) -> bool:
-    """Whether the number as written (e.g. '11', '236.9', '1,089') is the fact rounded to its decimals."""
+def agrees(text: str, fact: float, power: str = "") -> bool:
+    """Whether the number as written (e.g. '11', '236.9', '1,089'; with power '⁻⁴', '2.61' for 2.61 × 10⁻⁴) is the
+    fact rounded to its decimals."""
     decimals = len(text.split(".")[1]) if "." in text else 0
-    return round(float(fact), decimals) == float(text.replace(",", ""))
+    scale = 10.0 ** int(power.translate(SUPERSCRIPTS)) if power else 1.0
+    return round(float(fact) / scale, decimals) == float(text.replace(",", ""))
+
+
+SUPERSCRIPTS = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
