@@ -18,7 +18,8 @@ import json
 from pathlib import Path
 
 from helpers.core import progress, stages
-from helpers.core.configs import TensorCoreConfig, WgmmaConfig
+from helpers.core.configs import WgmmaConfig
+from helpers.core.configs_tensor_cores import TensorCoreConfig
 from helpers.measure import bench, resources, verify
 
 WGMMA, WMMA = stages.variant("10_wgmma"), stages.variant("10_tensor_cores")

@@ -391,61 +391,6 @@ class AsyncCopyConfig(DoubleBufferConfig):
 
 
 @dataclass(frozen=True)
-class TensorCoreConfig(KernelConfig):
-    """A BM x BN block tile split into WM x WN warp tiles, each (WM/16) x (WN/16) wmma accumulator
-    fragments; STAGES tiles in shared memory filled by asynchronous copies; ROUND = 1 rounds the
-    inputs to TF32 in the fragments, 2 in shared memory, 0 lets the tensor cores drop the low
-    bits (stage 10)."""
-    BM: int = 128
-    BN: int = 128
-    BK: int = 32
-    WM: int = 64
-    WN: int = 64
-    STAGES: int = 3
-    ROUND: int = 1
-    SHARED_FORMULA: ClassVar[str] = ("(STAGES x (BM x (BK + 4) + BK x (BN + 8)) + warps x 16 x 20) x 4: "
-                                     "padded tiles, one 16 x 16 staging tile per warp")
-
-    def warps(self) -> int:
-        return (self.BM // self.WM) * (self.BN // self.WN)
-
-    def threads(self) -> int:
-        return 32 * self.warps()
-
-    def shared_bytes(self) -> int:
-        tiles = self.STAGES * (self.BM * (self.BK + 4) + self.BK * (self.BN + 8))
-        return 4 * (tiles + self.warps() * 16 * 20)
-
-    def validate(self) -> None:
-        BM, BN, BK, WM, WN = self.BM, self.BN, self.BK, self.WM, self.WN
-        self._rule(WM >= 16 and WN >= 16 and WM % 16 == 0 and WN % 16 == 0,
-                   f"WM = {WM} and WN = {WN} must be multiples of 16 (a warp tile is whole 16 x 16 fragments).")
-        self._rule(BM % WM == 0 and BN % WN == 0, f"BM = {BM} and BN = {BN} must be multiples of WM = {WM} and "
-                                                  f"WN = {WN} (the block tile splits into whole warp tiles).")
-        self._rule(BK >= 8 and BK % 8 == 0, f"BK = {BK} must be a multiple of 8 (one TF32 mma_sync takes 8 steps of K).")
-        self._rule(self.STAGES >= 2, f"STAGES = {self.STAGES}: one stage is computed on while the next ones load, "
-                                     "so at least 2.")
-        self._rule(self.ROUND in (0, 1, 2), f"ROUND = {self.ROUND} must be 0 (no rounding), 1 (in the fragments) "
-                                            "or 2 (in shared memory).")
-        threads = self.threads()
-        self._rule(threads <= 1024, f"(BM/WM) x (BN/WN) = {self.warps()} warps, {threads} threads; a block holds "
-                                    "at most 1024.")
-        for name, floats in (("A", BM * BK), ("B", BK * BN)):
-            self._rule(floats // 4 % threads == 0 and floats % 4 == 0,
-                       f"the {name} tile ({floats} floats, {floats // 4} runs of 4) must be a whole number of "
-                       f"passes of the {threads} threads.")
-
-    def template_args(self):
-        return (self.BM, self.BN, self.BK, self.WM, self.WN, self.STAGES, self.ROUND)
-
-    def block(self):
-        return (self.threads(), 1, 1)
-
-    def grid(self, M, N):
-        return (ceil_div(N, self.BN), ceil_div(M, self.BM), 1)
-
-
-@dataclass(frozen=True)
 class WgmmaConfig(KernelConfig):
     """A BM x BN block tile, one warpgroup (4 warps) per 64 columns of C, each computing its
     64 x BM tile of C^T with Hopper's asynchronous wgmma (TF32, m64 x BM x k8) on BK = 32 tiles:

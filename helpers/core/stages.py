@@ -19,8 +19,8 @@ from pathlib import Path
 from helpers.core.arch import ARCHS, arch_name
 from helpers.core.configs import KernelConfig
 from helpers.core.configs_hopper import WarpSpecializedConfig
-from helpers.core.configs_mma_sync import MmaSyncConfig
-from helpers.core.configs import AsyncCopyConfig, CoalescedConfig, DoubleBufferConfig, NaiveConfig, PaddedTile2DConfig, SplitKConfig, TensorCoreConfig, ThreadTile1DConfig, ThreadTile2DConfig, TileConfig, VectorizedConfig, WarpTileConfig, WgmmaConfig
+from helpers.core.configs_tensor_cores import MmaSyncConfig, TensorCoreConfig
+from helpers.core.configs import AsyncCopyConfig, CoalescedConfig, DoubleBufferConfig, NaiveConfig, PaddedTile2DConfig, SplitKConfig, ThreadTile1DConfig, ThreadTile2DConfig, TileConfig, VectorizedConfig, WarpTileConfig, WgmmaConfig
 from helpers.core.paths import KERNELS, NOTEBOOKS
 
 

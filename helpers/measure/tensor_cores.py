@@ -21,7 +21,8 @@ from helpers.core import paths
 from helpers.core import results_files
 from helpers.run import gemm
 from helpers.core import stages
-from helpers.core.configs import TensorCoreConfig, WgmmaConfig
+from helpers.core.configs import WgmmaConfig
+from helpers.core.configs_tensor_cores import TensorCoreConfig
 from helpers.run.kernel_loader import load_kernel
 from helpers.run import backend
 

@@ -14,8 +14,7 @@ from helpers.core import stages
 from helpers.measure import accesses, intensity, memory, verify
 from helpers.views import display
 from helpers.core.errors import BarrierError, KernelCrashError
-from helpers.core.configs import TensorCoreConfig
-from helpers.core.configs_mma_sync import MmaSyncConfig
+from helpers.core.configs_tensor_cores import MmaSyncConfig, TensorCoreConfig
 from helpers.core.kernel_source import strip_comments
 
 V = stages.variant("10_tensor_cores")

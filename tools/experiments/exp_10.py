@@ -19,7 +19,8 @@ import traceback
 from pathlib import Path
 
 from helpers.core import stages
-from helpers.core.configs import TensorCoreConfig as T, WarpTileConfig as W
+from helpers.core.configs import WarpTileConfig as W
+from helpers.core.configs_tensor_cores import TensorCoreConfig as T
 from helpers.measure import bench, resources, verify
 
 CANDIDATES = [("10_tensor_cores", c) for c in (

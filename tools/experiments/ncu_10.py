@@ -15,7 +15,8 @@ import sys
 import cupy as cp
 
 from helpers.core import stages
-from helpers.core.configs import TensorCoreConfig as T, WgmmaConfig as W
+from helpers.core.configs import WgmmaConfig as W
+from helpers.core.configs_tensor_cores import TensorCoreConfig as T
 from helpers.measure import bench
 from helpers.run import backend, gemm
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from helpers.core import configs
+from helpers.core.configs_tensor_cores import TensorCoreConfig
 from helpers.core import results_files, stages
 from helpers.core.paths import RESULTS_DIR
 from helpers.course.exercises.feedback import (Feedback, is_placeholder, parse_choice, parse_whole,
@@ -28,7 +28,7 @@ def check_10_exercise_1(answer) -> Feedback:
     got = parse_whole(answer, "bytes")
     if isinstance(got, Feedback):
         return got
-    c = configs.TensorCoreConfig(**EX10_1_CONFIG)
+    c = TensorCoreConfig(**EX10_1_CONFIG)
     want = c.shared_bytes()
     tiles = c.STAGES * (c.BM * (c.BK + 4) + c.BK * (c.BN + 8))
     staging = c.warps() * 16 * 20
@@ -60,7 +60,7 @@ def _ex10_2_counts() -> tuple[int, int]:
     """(multiply-adds, HMMA instructions) of the committed Nsight Compute launch of 10's default."""
     text = (stage10_results() / "ncu_10_metrics.csv").read_text()
     rows = csv.DictReader(line for line in text.splitlines() if line.startswith('"'))
-    c = configs.TensorCoreConfig(**EX10_DEFAULT)
+    c = TensorCoreConfig(**EX10_DEFAULT)
     name = stages.variant("10_tensor_cores").name_expression(c)
     hmma = next(int(r["Metric Value"].replace(",", "")) for r in rows
                 if name in r["Kernel Name"] and r["Metric Name"] == "sm__inst_executed_pipe_tensor_op_hmma.sum")
@@ -118,9 +118,9 @@ def check_10_exercise_3(answer) -> Feedback:
     if abs(got - 1 / want) <= 0.05:
         return wrong("upside down: ROUND = 0's error over ROUND = 1's.")
     if abs(got - want) <= 0.1:
-        return wrong(f"close, but not to two decimals: divide the two rms_err_over_rms values of 10_tensor_cores "
-                     f"(ROUND=0 over ROUND=1) in exp_10.json's precision rows. 10_wgmma's ratio, quoted in its "
-                     f"kernel file, is another kernel's measurement.")
+        return wrong("close, but not to two decimals: divide the two rms_err_over_rms values of 10_tensor_cores "
+                     "(ROUND=0 over ROUND=1) in exp_10.json's precision rows. 10_wgmma's ratio, quoted in its "
+                     "kernel file, is another kernel's measurement.")
     if abs(got - 2) <= 0.05:
         return wrong("2 is what one input's worst case says (2^-10 against 2^-11); read the measured RMS errors in "
                      "exp_10.json's precision rows.")
@@ -215,7 +215,7 @@ def prediction_on_screen() -> list[tuple[str, str]]:
 
 
 SOLUTIONS = {
-    check_10_exercise_1: lambda: (configs.TensorCoreConfig(**EX10_1_CONFIG).shared_bytes(),),
+    check_10_exercise_1: lambda: (TensorCoreConfig(**EX10_1_CONFIG).shared_bytes(),),
     check_10_exercise_2: lambda: (_ex10_2_fmas_per_hmma(),),
     check_10_exercise_3: lambda: (round(_ex10_3_ratio(), 2),),
     check_10_exercise_4: lambda: (_ex10_4_want(),),
