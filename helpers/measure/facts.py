@@ -415,6 +415,7 @@ FACTS.update({
     "s0709_max_pct": ("the H200 runs of facts.H200_RUNS_07_09", lambda arg: _runs_stat("max_pct", arg)),
     "s0709_cublas_min": ("the H200 runs of facts.H200_RUNS_07_09", lambda: _runs_cublas("min")),
     "s0709_cublas_max": ("the H200 runs of facts.H200_RUNS_07_09", lambda: _runs_cublas("max")),
+    "s0709_cublas": ("the H200 runs of facts.H200_RUNS_07_09", lambda run: h200_runs_07_09()[run]["cublas"]),
     "s0709_runs": ("the H200 runs of facts.H200_RUNS_07_09", lambda: len(H200_RUNS_07_09)),
     "s0709_runs_met": ("the H200 runs of facts.H200_RUNS_07_09", _runs_met),
     "s07_tflops": ("stages_06_09_h200_2026-11-22/exp_06_07.json", _exp_06_07),
