@@ -11,8 +11,10 @@ beside its checkers (SOLUTIONS), computed the way the checkers compute their ans
 
 - A **student copy** has every checker call back on its placeholder (whatever answer the source
   notebook held), the checkers and everything else kept, and by default the outputs of the cells
-  marked # NBVAL_CHECK_OUTPUT (what a correct run prints; the copy still passes nbval). With
-  --no-hints the <details> hints go; with --no-outputs every output goes.
+  marked # NBVAL_CHECK_OUTPUT (what a correct run prints; the copy still passes nbval), except in
+  the cells after the stage's prediction to the end of its performance section: those answer it, so
+  they come without outputs (and without the nbval mark), for the learner to run after predicting.
+  With --no-hints the <details> hints go; with --no-outputs every output goes.
 - A **teacher copy** has the right answer in every checker call, computed on this machine (stage
   01's cache exercise depends on the CPU), and a note at the top saying it is not for students.
 - **grade** runs each student's notebook in a sandbox (helpers/course/sandbox.py: bubblewrap, no
@@ -113,7 +115,12 @@ def student_copy(nb, hints: bool = True, outputs: bool = True, known: dict[str, 
     the checked cells' outputs kept unless outputs=False (every other output cleared)."""
     known = placeholders() if known is None else known
     nb = notebook_tools.house_form(nb)
-    for cell in nb.cells:
+    unrevealed = _answered_below_prediction(nb)
+    for index, cell in enumerate(nb.cells):
+        if index in unrevealed:         # the measurements a prediction asks about: the learner runs them after it
+            cell.outputs, cell.execution_count = [], None
+            cell.source = "\n".join(line for line in cell.source.splitlines()
+                                     if line.strip().lstrip("#").strip() != notebook_tools.MARKER)
         if cell.cell_type == "code":
             cell.source = replace_answers(cell.source, lambda name, args: (
                 None if _is_placeholder(args) else _placeholder_for(name, known)))
@@ -127,6 +134,20 @@ def student_copy(nb, hints: bool = True, outputs: bool = True, known: dict[str, 
             cell.source = ""
     nb.cells = [c for c in nb.cells if not (c.cell_type == "markdown" and c.source == "")]
     return nb
+
+
+def _answered_below_prediction(nb) -> set[int]:
+    """The code cells from a stage's prediction (`check_NN_prediction(...)`) to the end of the section after it,
+    its performance section: a copy that kept their outputs would show the answer before the learner commits."""
+    cells = nb.cells
+    start = next((i for i, c in enumerate(cells) if c.cell_type == "code"
+                  and any(call.name.endswith("_prediction") for call in checker_calls(c.source))), None)
+    if start is None:
+        return set()
+    headings = [i for i in range(start + 1, len(cells))
+                if cells[i].cell_type == "markdown" and cells[i].source.startswith("## ")]
+    end = headings[1] if len(headings) > 1 else len(cells)
+    return {i for i in range(start + 1, end) if cells[i].cell_type == "code"}
 
 
 def teacher_copy(nb, machine: str | None = None):

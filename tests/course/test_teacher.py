@@ -137,7 +137,9 @@ def test_student_copy_keeps_the_checkers_and_loses_the_solutions(copies, tmp_pat
     student = teacher.student_copy(teacher_nb)
     assert _exercise_sources(student) == _exercise_sources(original)     # every call back on its placeholder
     assert not any(c.source.startswith("**Teacher copy.**") for c in student.cells)
-    assert [c.source for c in student.cells] == [c.source for c in original.cells]
+    unrevealed = teacher._answered_below_prediction(original)
+    assert [c.source for i, c in enumerate(student.cells) if i not in unrevealed] == \
+        [c.source for i, c in enumerate(original.cells) if i not in unrevealed]
     checked = [c for c in student.cells if c.cell_type == "code" and c.outputs]
     assert checked and all("NBVAL_CHECK_OUTPUT" in c.source for c in checked)   # what nbval compares, kept
     bare = teacher.student_copy(teacher_nb, hints=False, outputs=False)
@@ -145,6 +147,27 @@ def test_student_copy_keeps_the_checkers_and_loses_the_solutions(copies, tmp_pat
     assert "<summary>Hint" in "".join(c.source for c in original.cells)
     assert "<summary>Hint" not in "".join(c.source for c in bare.cells)
     assert _exercise_sources(bare) == _exercise_sources(original)
+
+
+@pytest.mark.parametrize("path", sorted(paths.NOTEBOOKS.glob("*.ipynb")), ids=lambda p: p.stem[:2])
+def test_a_student_copy_shows_no_measurement_a_prediction_asks_about(path):
+    """Cold learners found the prediction's answer in the outputs a student copy kept below it: from the
+    prediction to the end of the performance section the copy has no outputs and no nbval marks."""
+    original = nbformat.read(path, as_version=4)
+    student = teacher.student_copy(original)
+    cells = original.cells
+    at = [i for i, c in enumerate(cells) if c.cell_type == "code" and "_prediction(" in c.source]
+    unrevealed = teacher._answered_below_prediction(original)
+    if not at:
+        assert not unrevealed
+        return
+    headings = [i for i in range(at[0], len(cells)) if cells[i].source.startswith("## ")]
+    assert "Performance" in cells[headings[0]].source.splitlines()[0]
+    assert unrevealed == {i for i in range(at[0] + 1, headings[1]) if cells[i].cell_type == "code"}
+    for i in unrevealed:
+        assert not student.cells[i].outputs and "NBVAL_CHECK_OUTPUT" not in student.cells[i].source
+    kept = [c for i, c in enumerate(student.cells) if i not in unrevealed and c.cell_type == "code" and c.outputs]
+    assert kept, "the checked outputs outside the performance section stay"
 
 
 def test_cli_writes_student_and_teacher_copies(tmp_path):
