@@ -194,7 +194,7 @@ def roofline_view(variant_names, model_cases=(), gpu_name: str = REFERENCE_GPU):
 
 
 # ---- throughput: measured here on a GPU, or the committed measurements -----------------------------
-NOT_TIMED = "Not timed: the CPU emulator's speed says nothing about a GPU. The measurements below were made on one."
+NOT_TIMED = Markdown("Not timed: the CPU emulator's speed says nothing about a GPU. The measurements below were made on one.")
 
 
 def plot_committed(results: GpuResults) -> list:

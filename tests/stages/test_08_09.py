@@ -26,7 +26,7 @@ def test_exercise_08_1(answer, ok, says):
 @pytest.mark.parametrize("answer, ok, says", [
     (16896, True, "16896 bytes"),
     (16384, False, "padded by 4"),
-    (4224, False, "number of floats"),
+    (4224, False, "or the bytes at the starter's BK = 8"),
     (8448, False, "BK is 32"),
     ("?", False, "placeholder"),
     ("lots", False, "whole number"),

@@ -57,6 +57,9 @@ def check_08_exercise_2(answer) -> Feedback:
     if got == (c.BM + c.BN) * c.BK * 4:
         return wrong("close: the rows of the transposed A tile are padded by 4 floats (from stage 07). Count them.")
     if got == (c.BM + 4 + c.BN) * c.BK:
+        if got == (c.BM + 4 + c.BN) * 8 * 4:   # the two slips give the same number at BK = 32
+            return wrong(f"that is the number of floats at BK = {c.BK}, or the bytes at the starter's BK = 8: this "
+                         f"configuration's tiles are {c.BK} deep, and a float is 4 bytes.")
         return wrong("that is the number of floats; a float is 4 bytes.")
     if got * 2 == traced or got == (c.BM + 4 + c.BN) * 8 * 4:
         return wrong(f"BK is {c.BK} in this configuration.")
