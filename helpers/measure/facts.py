@@ -26,6 +26,7 @@ from typing import Callable
 from helpers.core import results_files, stages
 from helpers.core.paths import RESULTS_DIR
 from helpers.measure import autotune, dispatch_table, hopper, steps, tensor_cores
+from helpers.measure.facts_10 import FACTS as FACTS_10
 
 AUTOTUNE_STAGES_03_09 = RESULTS_DIR / "autotune_h200_2026-11-22.json"
 AUTOTUNE_WGMMA = RESULTS_DIR / "autotune_h200_2026-11-24.json"
@@ -478,6 +479,7 @@ FACTS["h200_ceiling"] = ("results/ceilings_h200_*.json and gpu_h200_*/ceilings.j
 FACTS["ratio"] = ("the files of facts A and B", lambda arg: value(arg.partition(":")[0]) / value(arg.partition(":")[2]))
 FACTS.update(hopper.FACTS)   # stage 12's, computed in helpers/measure/hopper.py beside its readers
 FACTS.update(steps.FACTS)    # a stage's one-idea steps (tools/measure_steps.py): `steps_gain_pct/07/07_runs_of_four`
+FACTS.update(FACTS_10)       # more of notebook 10's, in helpers/measure/facts_10.py
 
 
 def value(name: str) -> float:
