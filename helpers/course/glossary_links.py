@@ -48,6 +48,7 @@ ALIASES = {
     "persistent-kernel": ("persistent tile",),
     "sm": ("streaming multiprocessor",),
     "ilp": ("instruction-level parallelism",),
+    "unchecked-interior-loop": ("unchecked loop",),
 }
 
 PROTECTED = re.compile("|".join((
