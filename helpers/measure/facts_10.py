@@ -72,3 +72,19 @@ FACTS = {
     "s10_wmma_small_warp_tiles": ("stage_10_h200_2026-11-23/exp_10.json", _small_warp_tiles),
     "s10_ncu_millions": ("stage_10_h200_*/ncu_10*_metrics.csv", _ncu_millions),
 }
+
+
+# ---- 10_wgmma measured again after the beta = 0 contract (results/stage_10_h200_2026-11-27_wgmma/) ----------------
+WGMMA_AGAIN = RESULTS_DIR / "stage_10_h200_2026-11-27_wgmma" / "measure_10_wgmma.json"
+
+
+def _again(arg: str) -> float:
+    """'tflops_min', 'tflops_max', 'pct_min', 'pct_max' of 10_wgmma over the rounds at 4096³ of WGMMA_AGAIN, or
+    'cublas_min', 'cublas_max': cuBLAS TF32's."""
+    rounds = tensor_cores.wgmma_rounds(results_files.read_json(WGMMA_AGAIN))
+    what, _, how = arg.partition("_")
+    key = {"tflops": "10_wgmma TFLOP/s", "pct": "10_wgmma % of cuBLAS TF32", "cublas": "cublas_tf32 TFLOP/s"}[what]
+    return {"min": min, "max": max}[how](r[key] for r in rounds)
+
+
+FACTS["s10_wgmma_again"] = ("stage_10_h200_2026-11-27_wgmma/measure_10_wgmma.json", _again)
