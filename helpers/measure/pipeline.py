@@ -36,7 +36,7 @@ from helpers.measure.trace import Trace
 
 @dataclass(frozen=True)
 class Interval:
-    index: int                    # barriers the block has passed before it
+    index: int                    # barriers the block has passed before it (every index from 0 is there)
     computed: tuple[int, ...]     # k-tiles read from shared memory in it
     loading: tuple[int, ...]      # k-tiles whose global loads (or async copies) were issued in it
     in_flight: tuple[int, ...]    # k-tiles whose async copies, issued earlier, had not landed at its start
@@ -128,8 +128,10 @@ def schedule(tr: Trace, M: int, N: int, K: int, BK: int, variant: str = "", bloc
     loads = pd.merge_asof(loads.sort_values("epoch"), words[["word", "epoch", "tile"]].sort_values("epoch"),
                           on="epoch", by="word", direction="backward", allow_exact_matches=False)
     tiles_of = lambda frame, e: tuple(sorted(int(t) for t in frame.loc[frame.epoch == e, "tile"].dropna().unique()))  # noqa: E731
-    intervals = tuple(Interval(int(e), tiles_of(loads, e), tiles_of(g, e), tiles_of(repeats, e))
-                      for e in sorted(set(df.epoch)))
+    # every interval from the first to the last barrier's, those in which the block touches no memory included:
+    # B barriers make B + 1 intervals
+    intervals = tuple(Interval(e, tiles_of(loads, e), tiles_of(g, e), tiles_of(repeats, e))
+                      for e in range(int(df.epoch.max()) + 1 if len(df) else 0))
     return Schedule(variant, tr.kernel, (M, N, K), BK, block, asynchronous, intervals)
 
 

@@ -142,6 +142,22 @@ def test_an_out_of_bounds_load_is_stopped_with_its_thread_and_line(tmp_path):
 
 
 @pytest.mark.usefixtures("cpu_backend")
+def test_an_index_past_a_shared_array_fails_safe_after_correct_and_the_hint_names_the_array(tmp_path):
+    """The report keeps the notebooks' order (correct, then safe) when the emulator stops the kernel while
+    "correct" runs it, and the hint is about the shared array's size, not the matrix edges."""
+    ex = write_it.exercise("03")
+    text = ex.solution_path.read_text().replace("Bs[ty][tx] = (k0", "Bs[ty + 1][tx] = (k0")
+    v = write_it.check("03", _variant(tmp_path, ex, "shared_oob", text))
+    assert [(s.name, s.ok) for s in v.steps] == [("contract", True), ("compiles", True), ("correct", None),
+                                                 ("safe", False)], str(v)
+    assert "not finished" in v.steps[2].lines[0] and "1x1x1" in v.steps[2].lines[0]
+    assert v.failed_step == "safe" and "the __shared__ array Bs" in v.cause
+    assert v.line == _line_of(text, "Bs[ty + 1][tx] = (k0")
+    assert "the index into the __shared__ array Bs runs past its declared size" in v.hint
+    assert "`Bs[TILE][TILE]` at line 9" in v.hint and "if (row < M" not in v.hint
+
+
+@pytest.mark.usefixtures("cpu_backend")
 def test_reading_c_when_beta_is_zero_fails_on_the_poisoned_shape(tmp_path):
     ex = write_it.exercise("02")
     text = ex.solution_path.read_text().replace("(beta == 0.0f ? 0.0f : beta * C[row * N + col])",

@@ -7,6 +7,8 @@ built once (2 to 4 s on the CPU emulator)."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -73,20 +75,58 @@ def test_08_with_07s_mapping_fails_naming_the_warps_strip(tmp_path):
     assert v.failed_step == "lesson" and "rows 0-15 × columns 0-63 (16 × 64)" in v.cause, str(v)
     assert "not one 32 × 32 tile" in v.cause and v.numbers["warp tiles"] == 0
     assert v.numbers["warp 0 rows of A + columns of B read"] == 80
+    # the diagnosis is each warp's line; the hint points to the notebook's hints, not the answer's code
+    assert "warp 3: stores C's rows 48-63 × columns 0-63" in str(v)
+    assert "Hint 1" in v.hint and not any(w in v.hint for w in ("rowBase", "colBase", "warpRow", "laneRow", "%"))
 
 
-@pytest.mark.parametrize("edits, says, number", [
+def test_a_wrong_result_from_an_unwritten_shared_read_reports_correct_then_safe(tmp_path):
+    path, text = _edited(tmp_path, "08", ("&As[k][rowBase]", "&As[k][rowBase + 4]"))
+    v = write_it.check("08", path)
+    assert [(s.name, s.ok) for s in v.steps[2:]] == [("correct", False), ("safe", False)], str(v)
+    assert v.steps[2].lines[0].startswith("wrong result on 1x1x1") and v.failed_step == "safe"
+    assert "reads As" in v.cause and "the likelier cause of the wrong result above" in v.cause
+    assert v.line == _line_of(text, "&As[k][rowBase + 4]") and "index of this read of As" in v.hint
+
+
+@pytest.mark.parametrize("edits, says, number, shows", [
     ((("    if (more) load_tiles((t + 1) * BK);\n", ""),
       ("      store_tiles((t + 1) % 2);\n", "      load_tiles((t + 1) * BK);\n      store_tiles((t + 1) % 2);\n")),
-     "issued after 100 % of tile t's reads", ("reads after the loads", 0.0)),
+     "issued after 100 % of tile t's reads", ("reads after the loads", 0.0),
+     # the schedule's line counts intervals, whatever the order in them: it says so where the verdict differs
+     lambda text: "7 of 9 intervals compute while tiles load (depth 1): 7 of the 8 k-tiles of 8 computed while "
+                  "the next loads; an interval counts whatever the order inside it, and in these the loads come "
+                  "after 100 % of the reads"),
     ((("      store_tiles((t + 1) % 2);\n", "      __syncthreads();\n      store_tiles((t + 1) % 2);\n"),),
-     "15 barriers for its 8 k-tiles", ("barriers", 15)),
+     "15 barriers for its 8 k-tiles", ("barriers", 15),
+     lambda text: f"hint: one barrier per tile is the lesson: the barrier that block 0 passes after line "
+                  f"{_line_of(text, '&Bs[s][k][colBase + 4]')} (a shared load of Bs) and before line "
+                  f"{_line_of(text, 'As[s][e % BK][e / BK] = ra[i];')} (a shared store of As)"),
 ], ids=["loads after the math", "two barriers per tile"])
-def test_09_fails_late_loads_and_a_second_barrier_with_the_schedules_numbers(tmp_path, edits, says, number):
-    path, _ = _edited(tmp_path, "09", *edits)
+def test_09_fails_late_loads_and_a_second_barrier_with_the_schedules_numbers(tmp_path, edits, says, number, shows):
+    path, text = _edited(tmp_path, "09", *edits)
     v = write_it.check("09", path)
     assert v.failed_step == "lesson" and says in v.cause, str(v)
     assert v.numbers[number[0]] == number[1] and v.numbers["depth"] == 1
+    assert shows(text) in str(v)
+
+
+def test_09_a_barrier_between_the_loads_and_the_math_is_named_and_every_interval_shown(tmp_path):
+    """The loads of tile t+1 come before the math, but a barrier between them leaves no interval that computes
+    while a tile loads: the hint is the lesson's one barrier per tile, at the extra barrier's place."""
+    path, text = _edited(tmp_path, "09", ("    if (more) load_tiles((t + 1) * BK);\n",
+                                          "    if (more) load_tiles((t + 1) * BK);\n    __syncthreads();\n"))
+    v = write_it.check("09", path)
+    assert v.failed_step == "lesson" and "16 barriers for its 8 k-tiles (2.00 per tile)" in v.cause, str(v)
+    assert v.hint.startswith("one barrier per tile is the lesson") and "BEFORE" not in v.hint
+    assert (f"after line {_line_of(text, 'rb[i] = row < K')} (a global load of B) and before line "
+            f"{_line_of(text, '&As[s][k][rowBase]')} (a shared load of As)") in v.hint
+    n = v.numbers
+    assert (n["barriers"], n["barriers that order nothing"], n["depth"]) == (16, 8, 0)
+    # 16 barriers make 17 intervals: the table shows each, the empty 15th (the last pass loads nothing) too
+    lesson = next(s for s in v.steps if s.name == "lesson").lines
+    assert [int(ln.split()[0]) for ln in lesson if re.match(r"\s+\d+  ", ln)] == list(range(17))
+    assert any(ln.startswith("0 of 17 intervals") for ln in lesson)
 
 
 FP32_10 = (

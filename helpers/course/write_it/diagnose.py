@@ -50,12 +50,45 @@ def compile_hint(words: str) -> str:
     return "read the compiler's words above: they name what it expected on that line."
 
 
-def runtime_error(message: str, path: Path) -> tuple[int | None, str, str]:
-    """(line, cause, fix) from the emulator's message for an out-of-bounds access, a barrier, a crash."""
+def runtime_error(message: str, path: Path, text: str = "") -> tuple[int | None, str, str]:
+    """(line, cause, fix) from the emulator's message for an out-of-bounds access, a barrier, a crash;
+    for an index past a __shared__ array, a fix that names the array and its declaration in `text`."""
     lines = [ln for ln in message.splitlines() if ln.strip()]
     m = next((m for m in _AT.finditer(message) if Path(m.group("file")).name == path.name), None)
     fix = next((ln.strip()[len("Fix:"):].strip() for ln in lines if ln.strip().startswith("Fix:")), "")
-    return (int(m.group("line")) if m else None), (lines[0] if lines else message), fix
+    cause = lines[0] if lines else message
+    return (int(m.group("line")) if m else None), cause, shared_index_hint(cause, text) or fix
+
+
+# the emulator's words for an index past shared memory (helpers/emulator/launcher.py, _oob_message)
+_PAST_SHARED = re.compile(r"of the __shared__ array (?P<var>\w+)(?: \(\d+ bytes\))?, past its end: \w+ has "
+                          r"(?P<size>\d+) bytes")
+_BEFORE_SHARED = re.compile(r"of static shared memory(?: \(\d+ bytes\))?, before any __shared__ array")
+_DYNAMIC_SHARED = re.compile(r"of dynamic shared memory(?: \(\d+ bytes\))?, but the launch gave it (?P<size>\d+) bytes")
+
+
+def shared_index_hint(cause: str, text: str = "") -> str:
+    """The fix for an out-of-bounds access to shared memory: the index into the array runs past its
+    declared size (a guard at the matrix edges does not help: a tile has its size whatever M, N, K are)."""
+    not_edges = ("; guarding the matrix edges does not help here: a shared tile has its size whatever M, N and K "
+                 "are. Compare the index with the declaration: a row or column one too far, rows and columns "
+                 "swapped, or a buffer index past the number of buffers.")
+    if m := _PAST_SHARED.search(cause):
+        var, size = m.group("var"), int(m.group("size"))
+        code = strip_comments(text)
+        decl = re.search(r"__shared__[^;]*?\b" + var + r"\s*(?P<dims>(?:\[[^\]]*\])+)", code)
+        where = ""
+        if decl:
+            dims, line = re.sub(r"\s+", "", decl.group("dims")), code.count("\n", 0, decl.start()) + 1
+            where = f", declared `{var}{dims}` at line {line}"
+        return (f"the index into the __shared__ array {var} runs past its declared size ({size} bytes{where})"
+                + not_edges)
+    if _BEFORE_SHARED.search(cause):
+        return "an index into a __shared__ array is negative, before the array's start" + not_edges
+    if m := _DYNAMIC_SHARED.search(cause):
+        return (f"the index into the extern __shared__ array runs past the {m.group('size')} bytes the launch gives "
+                f"it (shared_mem=)" + not_edges)
+    return ""
 
 
 def _normal_type(param: str) -> str:

@@ -10,6 +10,10 @@
     lesson    the stage's lesson measured from the trace of your kernel (helpers.course.write_it.lessons)
     timing    on a GPU: your kernel, the course's and cuBLAS at 2048³ (helpers.measure.bench)
 
+The emulator stops an out-of-bounds access while "correct" runs the shapes, and a wrong result is traced
+for a race first: either fails "safe", but the report keeps the order above, "correct" first (not
+finished, or the wrong result), then "safe" with the cause.
+
 A pass reports what each step measured. A source that still holds TODO blocks and fails is "not done
 yet", not an error: a notebook's starter cell runs clean.
 """
@@ -94,7 +98,7 @@ def _run(ex: Exercise, kernel: Kernel, s: verify.Shape, A, B, C0) -> np.ndarray:
 
 
 def _runtime_failure(v: Verdict, source: KernelSource, e: KernelRuntimeError, during: str) -> bool:
-    line, cause, fix = diagnose.runtime_error(str(e), source.path)
+    line, cause, fix = diagnose.runtime_error(str(e), source.path, source.text)
     v.fail("safe", f"{type(e).__name__} {during}: {cause}", fix or "see the message above.", line,
            source.line(line) if line else "")
     return False
@@ -107,6 +111,9 @@ def _correct(ex: Exercise, source: KernelSource, kernel: Kernel, v: Verdict, rng
         try:
             C = _run(ex, kernel, s, A, B, C0)
         except KernelRuntimeError as e:
+            v.skipped("correct", f"not finished: the emulator stopped the kernel on {diagnose.shape_words(s)} "
+                                 f"(see safe, below)" + (f"; the {len(done)} shape{'s' * (len(done) > 1)} before it "
+                                 f"passed" if done else ""))
             return _runtime_failure(v, source, e, f"on {diagnose.shape_words(s)}")
         ref, tol = verify.reference(A, B, C0, s.alpha, s.beta, ex.precision)
         result = verify.compare(C, C0, ref, tol, s, worst=3)
@@ -125,14 +132,15 @@ def _correct(ex: Exercise, source: KernelSource, kernel: Kernel, v: Verdict, rng
 
 def _wrong(ex: Exercise, source: KernelSource, v: Verdict, result: verify.Check, done: list, rng) -> bool:
     """A wrong result: a race or a read of unwritten shared memory is the likelier cause, so look first."""
-    if _races(ex, source, v, rng, also=f"and the result is wrong on {diagnose.shape_words(result.shape)}"):
-        return False
     details = tuple(line.strip() for line in result.details().splitlines()[1:])
-    v.fail("correct", f"wrong result on {diagnose.shape_words(result.shape)}: {result.wrong} of "
-                      f"{result.shape.M * result.shape.N} elements wrong"
-                      + (f", {result.nan} NaN" if result.nan else "")
-                      + (f", {result.unwritten} never written" if result.unwritten else ""),
-           diagnose.wrong_hint(result, done), details=details)
+    cause = (f"wrong result on {diagnose.shape_words(result.shape)}: {result.wrong} of "
+             f"{result.shape.M * result.shape.N} elements wrong"
+             + (f", {result.nan} NaN" if result.nan else "")
+             + (f", {result.unwritten} never written" if result.unwritten else ""))
+    if _races(ex, source, v, rng, also="the likelier cause of the wrong result above",
+              first=lambda: v.failed_before("correct", cause, *details)):
+        return False
+    v.fail("correct", cause, diagnose.wrong_hint(result, done), details=details)
     return False
 
 
@@ -143,15 +151,19 @@ def _trace(ex: Exercise, source: KernelSource, size: tuple[int, int, int], block
                          launch_args(*size, s.alpha, A, B, s.beta, C), blocks)
 
 
-def _races(ex: Exercise, source: KernelSource, v: Verdict, rng, also: str = "") -> bool:
-    """Fails the check and returns True where the trace finds a race or an unwritten read."""
+def _races(ex: Exercise, source: KernelSource, v: Verdict, rng, also: str = "", first=lambda: None) -> bool:
+    """Fails the check and returns True where the trace finds a race or an unwritten read (after calling
+    `first`, which reports what made the check look)."""
     try:
         t = _trace(ex, source, ex.race_size, None, rng)
     except KernelRuntimeError as e:
+        first()
         return not _runtime_failure(v, source, e, "while tracing")
     races, unwritten = memory.races(t), memory.unwritten_reads(t)
     v.numbers.update({"races": len(races), "unwritten reads": len(unwritten), "traced blocks": t.blocks})
     tail = f" ({also})" if also else ""
+    if races or unwritten:
+        first()
     if races:
         r = races[0]
         (t1, l1, _), (t2, l2, op2) = r.first, r.second
@@ -167,8 +179,9 @@ def _races(ex: Exercise, source: KernelSource, v: Verdict, rng, also: str = "") 
         u = unwritten[0]
         v.fail("safe", f"thread {u.thread} of block {u.block} reads {u.array} (shared word {u.word}) at line {u.line} "
                        f"before any thread wrote it{tail}",
-               "every element of a shared tile must be written (zeros outside the matrices) and a __syncthreads() "
-               "must come between the writes and the reads.", u.line, source.line(u.line))
+               f"every element of a shared tile must be written (zeros outside the matrices) and a __syncthreads() "
+               f"must come between the writes and the reads; or the index of this read of {u.array} runs past the "
+               f"part of it that the stores fill (compare it with the stores' index).", u.line, source.line(u.line))
         return True
     v.numbers["race trace"] = f"blocks {', '.join(map(str, t.blocks))} of {'x'.join(map(str, ex.race_size))}"
     return False

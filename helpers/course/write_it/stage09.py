@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from helpers.course.write_it import barriers as barrier_check
 from helpers.course.write_it.exercise import Exercise, Launch, Lesson
 from helpers.measure import pipeline
 from helpers.measure.trace import OPS, Trace
@@ -36,41 +37,61 @@ def one_barrier_per_tile(bk: int):
     def lesson(tr: Trace, M: int, N: int, K: int) -> Lesson:
         s = pipeline.schedule(tr, M, N, K, bk)
         tiles = s.tiles
-        barriers = max((i.index for i in s.intervals), default=0)
+        barriers = max(len(s.intervals) - 1, 0)            # B barriers make B + 1 intervals
         overlapped = sorted({t for i in s.intervals if i.busy_loading for t in i.computed})
-        measured = tuple(s.table().splitlines()[1:]) + (
-            f"{tiles} k-tiles of {bk}: {len(overlapped)} computed while the next loads (depth {s.depth}); "
-            f"{barriers} barriers, {barriers / tiles:.2f} per tile",)
         after, reads = reads_after_loads(tr)
         share = after / reads if reads else 0.0
-        measured += (f"in those intervals {after} of {reads} reads of shared memory ({100 * share:.0f} %) come after "
-                     f"the thread has issued its loads of the next tile: that much work for the loads to hide behind",)
+        extra = barrier_check.extra_barriers(tr) if barriers > tiles + 1 else []
+        late = s.overlapped > 0 and share < 0.5
+        # the table's rows, without pipeline's summary line: the line below counts the same intervals and says,
+        # where it matters, that an interval counts whatever the order of its loads and reads
+        measured = tuple(s.table().splitlines()[1:-1]) + (
+            f"{s.overlapped} of {len(s.intervals)} intervals compute while tiles load (depth {s.depth}): "
+            f"{len(overlapped)} of the {tiles} k-tiles of {bk} computed while the next loads"
+            + (f"; an interval counts whatever the order inside it, and in these the loads come after "
+               f"{100 - 100 * share:.0f} % of the reads (next line): they overlap (almost) nothing" if late else ""),
+            (f"in those intervals {after} of {reads} reads of shared memory ({100 * share:.0f} %) come after the "
+             f"thread has issued its loads of the next tile: that much work for the loads to hide behind" if reads
+             else "no interval holds both a thread's loads of the next tile and its reads of shared memory"),
+            f"{barriers} barriers, {barriers / tiles:.2f} per tile"
+            + (f"; {len(extra)} of them order no access to shared memory" if extra else ""))
         numbers = {"depth": s.depth, "barriers": barriers, "k-tiles": tiles, "barriers per tile": barriers / tiles,
-                   "tiles computed while others load": len(overlapped), "reads after the loads": share}
+                   "tiles computed while others load": len(overlapped), "reads after the loads": share,
+                   "barriers that order nothing": len(extra)}
+        count = f"block 0 passes {barriers} barriers for its {tiles} k-tiles ({barriers / tiles:.2f} per tile)"
+        too_many = count + "; one per tile is the lesson"
+        also = f" And one barrier per tile is the lesson: {count}." if barriers > tiles + 1 else ""
+        if extra:
+            split = (": it stands between the loads of tile t+1 and the math on tile t, so no interval computes "
+                     "while a tile loads" if s.depth < 1 else "")
+            return Lesson(False, measured, too_many + split, None,
+                          f"one barrier per tile is the lesson: the barrier that block 0 passes {extra[0].where()} "
+                          f"ends an interval that writes nothing to shared memory, so it orders nothing: remove it. "
+                          f"Keep the one after the stores of tile t+1 into the other buffer: it makes tile t+1 "
+                          f"everyone's and ends everyone's reads of tile t.", numbers)
         if s.depth < 1:
             return Lesson(False, measured, "no barrier interval of block 0 computes on a tile while another one is "
                                            "loading: each tile's loads wait until the previous tile is done "
                                            "(08's schedule)", None,
                           "issue the global loads of tile t+1 (into registers) BEFORE the BK steps of tile t, and "
-                          "store them into the other buffer after those steps.", numbers)
+                          "store them into the other buffer after those steps." + also, numbers)
         if len(overlapped) < tiles - 1:
             return Lesson(False, measured, f"only {len(overlapped)} of the {tiles} k-tiles are computed while the next "
                                            f"one loads; every tile but the last should be", None,
                           "in every pass of the loop but the last, start the loads of tile t+1 before computing on "
-                          "tile t.", numbers)
+                          "tile t." + also, numbers)
         if share < 0.5:
             return Lesson(False, measured, f"the loads of tile t+1 are issued after {100 - 100 * share:.0f} % of tile "
                                            f"t's reads of shared memory: they have (almost) nothing left to overlap, "
                                            f"the thread waits for them right after", None,
                           "issue the loads of tile t+1 (into registers) before the BK steps of tile t, and store "
-                          "them into the other buffer only after those steps.", numbers)
+                          "them into the other buffer only after those steps." + also, numbers)
         if barriers > tiles + 1:
-            return Lesson(False, measured, f"block 0 passes {barriers} barriers for its {tiles} k-tiles "
-                                           f"({barriers / tiles:.2f} per tile); with two buffers one per tile is "
-                                           f"enough", None,
-                          "drop the barrier between computing tile t and storing tile t+1: the buffer that tile t+1 "
-                          "goes to was last read during tile t-1, before the barrier that ended it. One barrier, "
-                          "after the store, makes tile t+1 everyone's and ends everyone's reads of tile t.", numbers)
+            return Lesson(False, measured, count + "; with two buffers one per tile is enough", None,
+                          "one barrier per tile is the lesson: drop the barrier between computing tile t and storing "
+                          "tile t+1: the buffer that tile t+1 goes to was last read during tile t-1, before the "
+                          "barrier that ended it. One barrier, after the store, makes tile t+1 everyone's and ends "
+                          "everyone's reads of tile t.", numbers)
         return Lesson(True, measured, numbers=numbers)
 
     return lesson

@@ -54,6 +54,11 @@ class Verdict:
     def skipped(self, name: str, *lines: str) -> None:
         self.steps.append(Step(name, None, lines))
 
+    def failed_before(self, name: str, *lines: str) -> None:
+        """A step that failed, printed in its place, whose cause a later step names (a wrong result, then
+        the race that made it): the verdict's failure is that later step's."""
+        self.steps.append(Step(name, False, lines))
+
     def fail(self, name: str, cause: str, hint: str, line: int | None = None, code: str = "",
              details: tuple[str, ...] = ()) -> "Verdict":
         self.steps.append(Step(name, False, (cause, *details)))
