@@ -5,12 +5,10 @@ such number carries a marker naming the fact it states, right after it:
 
     `06_transposed_a` gained 11%<!-- fact: gain_pct/06_transposed_a --> with a 128 x 256 block tile
 
-The marker is an HTML comment: Jupyter does not show it. `tests/course/test_numbers_in_prose.py` reads every
-marker of every notebook, computes the fact from its results file and checks the number before the marker,
-rounded as written; in the notebooks of ENFORCED it also fails on a number followed by "TFLOP/s", "GFLOP/s", "GB/s" or "%"
-and on any number with a decimal point that has no marker (a computed number, a band to choose from or a
-version, not a measurement, says so: `<!-- not measured: why -->`). A ratio of two facts is `ratio/A:B`, and a
-number in powers of ten is written with its power: `2.61 × 10⁻⁴<!-- fact: ... -->`.
+Jupyter does not show the comment. `tests/course/test_numbers_in_prose.py` checks each marked number against its
+fact, rounded as written, and in the notebooks of ENFORCED fails on an unmarked number with a unit (TFLOP/s,
+GFLOP/s, GB/s, %) or a decimal point (a computed number, band or target says `<!-- not measured: why -->`).
+A ratio of two facts is `ratio/A:B`; a power of ten is written with its number: `2.61 × 10⁻⁴<!-- fact: ... -->`.
 
 FACTS maps a name to (the results file it reads, a function computing the number). A name with a slash takes an
 argument after it: `gain_pct/08_warp_tiling`.

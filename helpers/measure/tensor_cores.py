@@ -224,8 +224,9 @@ def committed_probe() -> dict:
     return {"gpu": data["provenance"]["gpu"], "date": data["provenance"]["date"][:10], **data["probe"]}
 
 
-def wgmma_measurements() -> dict:
-    found = sorted(paths.RESULTS_DIR.glob("stage_10_*/measure_10_wgmma.json"))
+def wgmma_measurements(folder: str = "stage_10_*") -> dict:
+    """The newest committed run of tools/measure_10_wgmma.py, or the one in results/FOLDER."""
+    found = sorted(paths.RESULTS_DIR.glob(f"{folder}/measure_10_wgmma.json"))
     if not found:
         raise FileNotFoundError("no results/stage_10_*/measure_10_wgmma.json yet: tools/measure_10_wgmma.py makes it on a GPU")
     data = results_files.read_json(found[-1])
