@@ -41,7 +41,7 @@ class Request:
     offsets: np.ndarray   # byte offset of each lane's access (in its buffer, or in shared memory)
 
 
-def _array_names(trace: Trace, space: np.ndarray, buffer: np.ndarray, offset: np.ndarray) -> np.ndarray:
+def array_names(trace: Trace, space: np.ndarray, buffer: np.ndarray, offset: np.ndarray) -> np.ndarray:
     """The kernel parameter or __shared__ variable each access falls in."""
     space, buffer, offset = np.asarray(space), np.asarray(buffer), np.asarray(offset)
     names = np.full(space.shape, "extern __shared__", dtype=object)
@@ -80,7 +80,7 @@ def requests(trace: Trace, space: str | None = None) -> list[Request]:
     gid = df.groupby(["block", "warp", "epoch", "warp_epoch", *key, "occurrence"], sort=False).ngroup().to_numpy()
     order = np.lexsort((r["lane"], gid))
     bounds = np.flatnonzero(np.diff(gid[order])) + 1
-    names = _array_names(trace, r["space"], r["buffer"], r["offset"])
+    names = array_names(trace, r["space"], r["buffer"], r["offset"])
     out = []
     for idx in np.split(order, bounds):
         i = idx[0]
@@ -224,14 +224,16 @@ def clock_races(trace: Trace) -> list[Race]:
         if i + 1 >= ev.size or ev["op"][i + 1] != 4:
             continue
         a, b = ev[i], ev[i + 1]
-        name = str(_array_names(trace, [a["space"]], [-1], [int(a["offset"])])[0])
+        name = str(array_names(trace, [a["space"]], [-1], [int(a["offset"])])[0])
         out.append(Race(int(a["block"]), int(a["epoch"]), name, int(a["offset"]) // BANK_BYTES,
                         (int(a["thread"]), int(a["line"]), ACCESS_KINDS[int(a["repeat"])]),
                         (int(b["thread"]), int(b["line"]), ACCESS_KINDS[int(b["repeat"])]), "clocks"))
     return out
 
 
-def _shared_words(trace: Trace) -> pd.DataFrame:
+def shared_words(trace: Trace) -> pd.DataFrame:
+    """Every word of shared memory each access touches, one row per (access, word), with its block, thread,
+    warp, barrier epoch, line and op: what races, unwritten reads and the barriers a write-it check reads."""
     r = trace.records[np.isin(trace.records["space"], (1, 2))]
     if r.size == 0:
         return pd.DataFrame(columns=["block", "thread", "warp", "epoch", "warp_epoch", "seq", "line", "op",
@@ -256,7 +258,7 @@ def races(trace: Trace, limit: int = 20) -> list[Race]:
 
 
 def _epoch_races(trace: Trace, limit: int) -> list[Race]:
-    w = _shared_words(trace)
+    w = shared_words(trace)
     found: dict[tuple, Race] = {}
     keys = ["block", "epoch", "space", "word"]
     w["writes"] = w["op"] != 0
@@ -277,7 +279,7 @@ def _epoch_races(trace: Trace, limit: int) -> list[Race]:
             o = unordered.iloc[0]
             key = (int(wr.line), int(o.line), OPS[int(wr.op)], OPS[int(o.op)])
             if key not in found:
-                name = str(_array_names(trace, [space], [-1], [int(wr.offset)])[0])
+                name = str(array_names(trace, [space], [-1], [int(wr.offset)])[0])
                 found[key] = Race(int(block), int(epoch), name, int(word), (int(wr.thread), int(wr.line), OPS[int(wr.op)]),
                                   (int(o.thread), int(o.line), OPS[int(o.op)]))
             break
@@ -297,7 +299,7 @@ class UnwrittenRead:
 
 def unwritten_reads(trace: Trace, limit: int = 20) -> list[UnwrittenRead]:
     """Shared words read before any thread of the block wrote them (they hold garbage on a GPU)."""
-    w = _shared_words(trace)
+    w = shared_words(trace)
     if w.empty:
         return []
     writes = w[w["op"] != 0]
@@ -317,6 +319,6 @@ def unwritten_reads(trace: Trace, limit: int = 20) -> list[UnwrittenRead]:
     bad = suspect.loc[covered[~covered].index]
     out = []
     for row in bad.drop_duplicates(["line", "word"]).head(limit).itertuples():
-        name = str(_array_names(trace, [row.space], [-1], [int(row.offset)])[0])
+        name = str(array_names(trace, [row.space], [-1], [int(row.offset)])[0])
         out.append(UnwrittenRead(int(row.block), int(row.thread), int(row.line), name, int(row.word)))
     return out

@@ -81,7 +81,7 @@ def sweep(stage_id: str) -> pd.DataFrame:
     return t.pivot_table(index="M × N × K", columns="kernel", values="TFLOP/s", sort=False).round(1)
 
 
-def _kernel(data: dict, stage_id: str, arg: str) -> str:
+def _kernel(data: dict, arg: str) -> str:
     """A kernel of the chain by its name in the file, or 'parent': the first step's parent at the steps'
     configuration, the last of the chain's leading entries of the first step's parent (which may be a kernel of
     the same stage: 10_tensor_cores before 10_mma_sync)."""
@@ -95,7 +95,7 @@ def _kernel(data: dict, stage_id: str, arg: str) -> str:
 def _fact(stage_and_kernel: str, what: str) -> float:
     stage_id, _, kernel = stage_and_kernel.partition("/")
     data = load(stage_id)
-    kernel = _kernel(data, stage_id, kernel)
+    kernel = _kernel(data, kernel)
     if what == "gain":
         return statistics.median(_gains(data, kernel))
     return statistics.median(_series(data, kernel, {"tflops": "tflops", "pct": "pct_cublas"}[what]))

@@ -32,7 +32,7 @@ class Extra:
 def extra_barriers(tr: Trace, block: int = 0, thread: int = 0) -> list[Extra]:
     """The barriers of `block` that order no access to shared memory (see the module), first to last;
     each placed by the accesses of `thread` around it."""
-    words = memory._shared_words(tr)
+    words = memory.shared_words(tr)
     words = words[(words.block == block) & words.op.isin((OPS.index("load"), OPS.index("store")))]
     r = tr.records[(tr.records["block"] == block) & (tr.records["repeat"] == 0) & (tr.records["op"] <= 1)]
     if r.size == 0:
@@ -58,6 +58,6 @@ def _access(tr: Trace, one: np.ndarray) -> tuple[int, str] | None:
     if one.size == 0:
         return None
     a = one[0]
-    name = memory._array_names(tr, one["space"], one["buffer"], one["offset"])[0]
+    name = memory.array_names(tr, one["space"], one["buffer"], one["offset"])[0]
     space = "global" if a["space"] == SPACES.index("global") else "shared"
     return int(a["line"]), f"a {space} {OPS[int(a['op'])]} of {name}"
