@@ -28,7 +28,7 @@ from helpers.measure.facts_10 import FACTS as FACTS_10
 
 AUTOTUNE_STAGES_03_09 = RESULTS_DIR / "autotune_h200_2026-11-22.json"
 AUTOTUNE_WGMMA = RESULTS_DIR / "autotune_h200_2026-11-24.json"
-ENFORCED = ("00", "01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "11", "12")   # notebooks (stage ids) whose every TFLOP/s and % in prose carries a marker
+ENFORCED = ("00", "01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "11", "12")   # notebooks whose every measured number in prose carries a marker
 UNITS = r"%|TFLOP/s|GFLOP/s|GB/s|times|×\s*10(?P<power>[⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+)"
 MARKER = re.compile(r"(?P<number>\d[\d,]*(?:\.\d+)?)\s*(?P<unit>" + UNITS + r")?\s*<!--\s*fact:\s*(?P<name>[\w/.:-]+)\s*-->")
 

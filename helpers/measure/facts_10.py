@@ -4,7 +4,6 @@ configurations of exp_10.json, and Nsight Compute's counts in millions. Markers:
 
 from __future__ import annotations
 
-import csv
 import statistics
 
 from helpers.core import results_files
@@ -56,11 +55,11 @@ def _ncu_millions(arg: str) -> float:
     """'DAY/KERNEL/COUNT': a count (NCU_COUNTS) of a kernel (NCU_KERNELS) in results/stage_10_h200_DAY/ncu_10*_metrics.csv,
     in millions."""
     day, kernel, count = arg.split("/")
-    for f in sorted((RESULTS_DIR / f"stage_10_h200_{day}").glob("ncu_10*_metrics.csv")):
-        for r in csv.DictReader(line for line in f.read_text().splitlines() if line.startswith('"')):
-            if r["Kernel Name"].removeprefix("void ").startswith(NCU_KERNELS[kernel]) and r["Metric Name"] == NCU_COUNTS[count]:
-                return float(r["Metric Value"].replace(",", "")) / 1e6
-    raise results_files.ResultsFileError(f"no {count} of {kernel} in results/stage_10_h200_{day}/ncu_10*_metrics.csv")
+    rows = tensor_cores.committed_ncu(RESULTS_DIR / f"stage_10_h200_{day}", {NCU_COUNTS[count]: count})
+    found = [r[count] for r in rows if r["kernel"].startswith(NCU_KERNELS[kernel]) and count in r]
+    if not found:
+        raise results_files.ResultsFileError(f"no {count} of {kernel} in results/stage_10_h200_{day}/ncu_10*_metrics.csv")
+    return found[0] / 1e6
 
 
 FACTS = {

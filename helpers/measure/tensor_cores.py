@@ -141,10 +141,11 @@ NCU_METRICS = {
 }
 
 
-def committed_ncu(folder: Path | None = None) -> list[dict]:
-    """Nsight Compute's figures for the GEMM kernels of the committed launch (the operands'
-    random-number and fill kernels left out); `folder`: another results/stage_10_*/ than exp_10.json's, whose
-    ncu_10*_metrics.csv files (tools/experiments/ncu_10.sh OUT NAME) are read in turn."""
+def committed_ncu(folder: Path | None = None, metrics: dict[str, str] = NCU_METRICS) -> list[dict]:
+    """Nsight Compute's figures (`metrics`: its metric names -> the rows' keys) for the GEMM kernels of the
+    committed launch (the operands' random-number and fill kernels left out); `folder`: another
+    results/stage_10_*/ than exp_10.json's, whose ncu_10*_metrics.csv files (tools/experiments/ncu_10.sh OUT NAME)
+    are read in turn."""
     kernels: dict[tuple[str, str], dict] = {}
     for f in sorted((folder or results_folder()).glob("ncu_10*_metrics.csv")):
         for r in csv.DictReader(line for line in f.read_text().splitlines() if line.startswith('"')):
@@ -152,8 +153,8 @@ def committed_ncu(folder: Path | None = None) -> list[dict]:
             if "gemm" not in name:
                 continue
             row = kernels.setdefault((f.name, r["ID"]), {"kernel": name.split("(")[0].removeprefix("void ")})
-            if r["Metric Name"] in NCU_METRICS:
-                row[NCU_METRICS[r["Metric Name"]]] = float(r["Metric Value"].replace(",", ""))
+            if r["Metric Name"] in metrics:
+                row[metrics[r["Metric Name"]]] = float(r["Metric Value"].replace(",", ""))
     return list(kernels.values())
 
 
