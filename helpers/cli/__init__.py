@@ -4,6 +4,7 @@
     python -m helpers ladder [--size N]        every registered kernel: verified, and on a GPU timed
     python -m helpers check FILE.cu --kernel NAME --grid X,Y --block X,Y --mnk M,N,K
                                                run any kernel of the course signature once and verify it
+                                               (--precision tf32: to TF32's accuracy, for tensor cores)
     python -m helpers trace FILE.cu --kernel NAME --grid X,Y --block X,Y --mnk M,N,K [--racecheck]
                                                its memory traffic per source line: bank conflicts,
                                                sectors (and races), traced on the CPU emulator
@@ -88,7 +89,10 @@ def parser() -> argparse.ArgumentParser:
     launch.add_argument("--shared-mem", type=int, default=0, help="dynamic shared memory in bytes")
     launch.add_argument("--alpha", type=float, default=1.25)
     launch.add_argument("--beta", type=float, default=-0.75)
-    sub.add_parser("check", parents=[common, launch], help="run one kernel of the course signature and verify it")
+    chk = sub.add_parser("check", parents=[common, launch], help="run one kernel of the course signature and verify it")
+    chk.add_argument("--precision", choices=("fp32", "tf32"),
+                     help="the accuracy to verify to: tf32 for a kernel on the tensor cores (default: the course's "
+                          "kernel's in that file, else fp32)")
     trc = sub.add_parser("trace", parents=[common, launch],
                          help="memory traffic per source line (bank conflicts, sectors), from the CPU emulator")
     trc.add_argument("--blocks", type=block_list_arg,

@@ -143,11 +143,24 @@ def cmd_check(args) -> int:
     dC = bk.to_device(C0)
     kernel(args.grid, args.block, launch_args(M, N, K, s.alpha, bk.to_device(A), bk.to_device(B), s.beta, dC),
            shared_mem=args.shared_mem)
-    ref, tol = verify.reference(A, B, C0, s.alpha, s.beta)
+    precision = args.precision or _registered_precision(args.file)
+    ref, tol = verify.reference(A, B, C0, s.alpha, s.beta, precision)
     result = verify.compare(bk.to_host(dC), C0, ref, tol, s)
-    print(f"{name} from {args.file}, grid {args.grid}, block {args.block}, backend {backend.name()}:")
+    print(f"{name} from {args.file}, grid {args.grid}, block {args.block}, backend {backend.name()}, "
+          f"verified to {precision.upper()}'s accuracy:")
     print(result.details().replace("check", "random data", 1))
+    if not result.ok and precision == "fp32":
+        ref, tol = verify.reference(A, B, C0, s.alpha, s.beta, "tf32")
+        if verify.compare(bk.to_host(dC), C0, ref, tol, s).ok:
+            print("The result is right to TF32's accuracy: if the kernel multiplies on the tensor cores (wmma, "
+                  "mma.sync, wgmma), run again with --precision tf32.")
     return 0 if result.ok else EXIT_WRONG
+
+
+def _registered_precision(file) -> str:
+    """The precision of the course's kernel in `file` (TF32 for stage 10's), FP32 for any other file."""
+    path = Path(file).resolve()
+    return next((v.precision for v in stages.variants() if v.path.resolve() == path), "fp32")
 
 
 def block_list_arg(text: str) -> tuple[int, ...]:

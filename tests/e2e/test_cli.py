@@ -32,6 +32,23 @@ def test_check_fails_a_grid_that_misses_elements():
     assert r.returncode == 1 and "FAIL" in r.stdout and "never written" in r.stdout
 
 
+TF32_LAUNCH = ("--kernel", "sgemm_mma_sync", "--template", "32,32,16,16,16,2,1", "--grid", "3,2", "--block", "128,1",
+               "--mnk", "61,67,53", "--shared-mem", "16384", "--backend", "cpu")
+
+
+def test_check_verifies_a_tensor_core_kernel_to_tf32(tmp_path):
+    """A stage-10 kernel is right to TF32's accuracy, not FP32's: the course's file is verified to TF32 by default,
+    a copy elsewhere fails at FP32 with the hint to pass --precision tf32, and passes with it."""
+    r = helpers_cli("check", "kernels/10_mma_sync.cu", *TF32_LAUNCH)
+    assert r.returncode == 0 and "TF32's accuracy" in r.stdout and "PASS" in r.stdout, r.stdout + r.stderr
+    (tmp_path / "mine.cu").write_text((ROOT / "kernels" / "10_mma_sync.cu").read_text())
+    (tmp_path / "mma_sync.cuh").write_text((ROOT / "kernels" / "mma_sync.cuh").read_text())
+    r = helpers_cli("check", str(tmp_path / "mine.cu"), *TF32_LAUNCH)
+    assert r.returncode == 1 and "FAIL" in r.stdout and "--precision tf32" in r.stdout, r.stdout + r.stderr
+    r = helpers_cli("check", str(tmp_path / "mine.cu"), *TF32_LAUNCH, "--precision", "tf32")
+    assert r.returncode == 0 and "PASS" in r.stdout, r.stdout + r.stderr
+
+
 def test_check_reports_compile_errors_with_exit_2(tmp_path):
     src = tmp_path / "broken.cu"
     src.write_text("__global__ void k(int M, int N, int K, float alpha, const float* A,\n"
