@@ -87,3 +87,12 @@ def _again(arg: str) -> float:
 
 
 FACTS["s10_wgmma_again"] = ("stage_10_h200_2026-11-27_wgmma/measure_10_wgmma.json", _again)
+
+
+def _beta(arg: str) -> float:
+    """'KERNEL/BETA' (BETA 0 or 1): the median TFLOP/s of that kernel at 4096³ with that beta (exp_10_beta.json)."""
+    kernel, _, beta = arg.partition("/")
+    return results_files.read_json(WGMMA_AGAIN.parent / "exp_10_beta.json")["median_tflops"][f"{kernel} beta={beta}"]
+
+
+FACTS["s10_beta_tflops"] = ("stage_10_h200_2026-11-27_wgmma/exp_10_beta.json", _beta)
