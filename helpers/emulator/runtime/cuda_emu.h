@@ -100,6 +100,13 @@ static inline __attribute__((__always_inline__)) const uint3& __emu_thread_idx()
 #define threadIdx (__emu_thread_idx())
 static inline __attribute__((__always_inline__)) unsigned __emu_lane() { return __emu_cur->lane; }
 static inline __attribute__((__always_inline__)) unsigned __emu_warp() { return __emu_cur->warp; }
+// Scratch of type __T for one warp-collective operation of the warp (wmma's and mma.sync's fragments meet in
+// one): a slot per warp of the block, which traces leave out.
+template <class __T>
+__attribute__((__no_sanitize__("address"))) static inline __T& __emu_warp_slot() {
+  static __T __slots[32];
+  return __slots[__emu_warp()];
+}
 #define blockIdx (__emu_block_idx)
 #define blockDim (__emu_block_dim)
 #define gridDim (__emu_grid_dim)

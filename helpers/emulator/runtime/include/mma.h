@@ -81,14 +81,10 @@ static inline void __check(const void* __p, unsigned __ldm, const char* __what, 
 }
 // The warp's fragments meet here for mma_sync: each lane writes its elements, the warp
 // synchronizes, each lane computes its own elements of D, and the warp synchronizes again
-// before the next mma_sync may overwrite them. One slot per warp of the block.
+// before the next mma_sync may overwrite them, in the warp's slot (__emu_warp_slot).
 struct __exchange_slots {
   float __a[16][8], __b[8][16], __c[16][16];
 };
-__attribute__((__no_sanitize__("address"))) static inline __exchange_slots& __exchange() {
-  static __exchange_slots __slots[32];
-  return __slots[__emu_warp()];
-}
 }  // namespace __emu_wmma
 
 template <class __Use, class __T, class __L>
@@ -153,7 +149,7 @@ __attribute__((noinline, __no_sanitize__("address"))) static void __emu_mma_sync
     int __line, fragment<accumulator, 16, 16, 8, float>& __d, const fragment<matrix_a, 16, 16, 8, precision::tf32, __LA>& __a,
     const fragment<matrix_b, 16, 16, 8, precision::tf32, __LB>& __b, const fragment<accumulator, 16, 16, 8, float>& __c) {
   using namespace __emu_wmma;
-  __exchange_slots& __x = __exchange();
+  __exchange_slots& __x = __emu_warp_slot<__exchange_slots>();
   int __r, __col;
   __emu_syncwarp(0xffffffffu, __line);  // every lane has finished reading the previous exchange
   for (int __e = 0; __e < 4; ++__e) __a_pos(__e, __r, __col), __x.__a[__r][__col] = __tf32_bits(__a.x[__e]);

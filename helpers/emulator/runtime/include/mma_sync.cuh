@@ -25,19 +25,15 @@ static inline float __tf32_bits(float __v) {  // what the tensor cores read of a
 }
 // The warp's fragments meet here: each lane writes its elements, the warp synchronizes, each lane
 // computes its own elements of D, and the warp synchronizes again before the next call may
-// overwrite them (as <mma.h>'s mma_sync). One slot per warp of the block.
+// overwrite them (as <mma.h>'s mma_sync), in the warp's slot (__emu_warp_slot).
 struct __exchange_slots {
   float __a[16][8], __b[8][8], __c[16][8];
 };
-__attribute__((__no_sanitize__("address"))) static inline __exchange_slots& __exchange() {
-  static __exchange_slots __slots[32];
-  return __slots[__emu_warp()];
-}
 }  // namespace __emu_mma_sync
 
 __attribute__((noinline, __no_sanitize__("address"))) static void __emu_mma_m16n8k8_tf32(
     int __line, float (&__d)[4], const float (&__a)[4], const float (&__b)[2]) {
-  __emu_mma_sync::__exchange_slots& __x = __emu_mma_sync::__exchange();
+  __emu_mma_sync::__exchange_slots& __x = __emu_warp_slot<__emu_mma_sync::__exchange_slots>();
   const int __g = (int)__emu_lane() / 4, __t = (int)__emu_lane() % 4;
   __emu_syncwarp(0xffffffffu, __line);  // every lane has finished reading the previous exchange
   for (int __e = 0; __e < 4; ++__e)
