@@ -207,3 +207,17 @@ def test_the_intensity_model_counts_the_traced_shared_loads():
     traced = sum(q.lanes.size * q.size for w in range(MMA_SMALL.warps())
                  for q in accesses.shared_requests(tr, warp=w, first_only=False))
     assert traced == intensity.intensity(MMA, 32, 32, 64, MMA_SMALL).smem_bytes
+
+
+def test_exercise_10_3_messages_point_at_the_table_the_notebook_shows():
+    """A cold learner got 'Correct: 2.68' for 2.67, field names of a file the notebook never shows, and no word that
+    2.62 came from section 3's emulator table."""
+    from helpers.course.exercises import stage10
+    want = stage10._ex10_3_ratio()
+    right = stage10.check_10_exercise_3(round(want, 2))
+    assert right.ok and f"{want:.3f}" in right.message
+    close = stage10.check_10_exercise_3(round(want - 0.06, 2))
+    assert not close.ok and "section 3's emulator run" in close.message and "rms_err_over_rms" not in close.message
+    far = stage10.check_10_exercise_3(9.0)
+    assert not far.ok and "RMS error / RMS(C)" in far.message
+    assert "upside down" in stage10.check_10_exercise_3(round(1 / want, 3)).message

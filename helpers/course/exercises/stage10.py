@@ -111,20 +111,22 @@ def check_10_exercise_3(answer) -> Feedback:
         return wrong(f"answer with a number (the ratio), not {answer!r}.")
     want = _ex10_3_ratio()
     if abs(got - want) <= EX10_3_TOLERANCE:
-        return right(f"{want:.2f}: dropping the low 13 bits errs {want:.1f} times as far as rounding them. Truncation "
-                     "always shrinks an input, so each product is biased by about 2^-10 on top of the same spread as "
-                     "rounding: sqrt(7) = 2.65 times the RMS error, as measured. Rounded inputs give what cuBLAS "
-                     "in TF32 gives.")
+        return right(f"the ratio is {want:.3f}: dropping the low 13 bits errs {want:.1f} times as far as rounding them. "
+                     "Truncation always shrinks an input, so each product is biased by about 2^-10 on top of the same "
+                     "spread as rounding: about sqrt(7) = 2.65 times the RMS error, close to what was measured. "
+                     "Rounded inputs give what cuBLAS in TF32 gives.")
     if abs(got - 1 / want) <= 0.05:
         return wrong("upside down: ROUND = 0's error over ROUND = 1's.")
     if abs(got - want) <= 0.1:
-        return wrong("close, but not to two decimals: divide the two rms_err_over_rms values of 10_tensor_cores "
-                     "(ROUND=0 over ROUND=1) in exp_10.json's precision rows. 10_wgmma's ratio, quoted in its "
-                     "kernel file, is another kernel's measurement.")
+        return wrong("close, but not to two decimals. Take the two 10_tensor_cores rows (ROUND=0 and ROUND=1) of the "
+                     "'RMS error / RMS(C)' column in section 5's precision table (tensor_cores.committed_precision(), "
+                     "the committed run at 4096³), not section 3's emulator run at 128 x 128 x 512; 10_wgmma's ratio, "
+                     "quoted in its kernel file, is another kernel's measurement.")
     if abs(got - 2) <= 0.05:
         return wrong("2 is what one input's worst case says (2^-10 against 2^-11); read the measured RMS errors in "
-                     "exp_10.json's precision rows.")
-    return wrong("divide the rms_err_over_rms of the ROUND=0 row by that of the ROUND=1 row (exp_10.json, 'precision').")
+                     "section 5's precision table.")
+    return wrong("divide the 'RMS error / RMS(C)' of the ROUND=0 row by that of the ROUND=1 row, both 10_tensor_cores, "
+                 "in section 5's precision table (tensor_cores.committed_precision()).")
 
 
 def _ex10_4_want() -> tuple[int, int]:
