@@ -17,6 +17,7 @@ from helpers.core import stages
 from helpers.core.paths import KERNELS, ROOT
 from helpers.course import write_it
 from helpers.course.write_it import diagnose, magic
+from helpers.measure import verify
 from helpers.run import cpu_backend as emulator_backend
 
 EXERCISES = write_it.exercises()
@@ -106,6 +107,8 @@ def test_the_solution_without_its_barriers_fails_naming_a_race_or_a_wrong_result
     assert "race" in v.cause or "wrong result" in v.cause
     if "race" in v.cause:
         assert v.line and "As" in v.code or "Bs" in v.code
+        # races between warps on the block's tiles: the barrier missing is a __syncthreads(), not a __syncwarp()
+        assert v.hint.startswith("a __syncthreads() is missing") and "a lane of the same warp" not in v.cause
 
 
 @pytest.mark.usefixtures("cpu_backend")
@@ -290,3 +293,32 @@ def test_the_notebook_states_the_contract_and_its_kernel_cell_holds_the_starter(
     kernel_cells = [text for text, kind in cells if kind == "code" and re.match(rf"%%kernel {ex.id}\n", text)]
     assert [cell.split("\n", 1)[1] for cell in kernel_cells] == [ex.starter_path.read_text().rstrip("\n")]
     assert any("write_it.enable()" in text for text, kind in cells if kind == "code")
+
+
+def _result(shape: verify.Shape, wrong: int) -> verify.Check:
+    return verify.Check(shape, wrong == 0, 1.0 if wrong else 0.0, 9.0 if wrong else 0.5, wrong, 0, 0)
+
+
+def test_the_edge_hint_needs_the_shape_that_is_a_multiple_of_the_tile_to_pass():
+    """A wrong result after shapes that passed blames the edges only where the kernel is right on a shape that is
+    a multiple of every tile (run only when needed); wrong there too, the hint says the interior is wrong."""
+    ex = write_it.exercise("03")
+    aligned = ex.aligned_shape()
+    assert ex.is_aligned(aligned) and aligned.M != aligned.N and aligned.K % 16 == 0
+    primes, one = verify.shape("primes"), [_result(verify.shape("1x1x1"), 0)]
+    edges = diagnose.wrong_hint(_result(primes, 40), one, ex, lambda: _result(aligned, 0))
+    assert "31x37x41 is not a multiple of the tile" in edges and f"so does {aligned.dims}" in edges
+    inside = diagnose.wrong_hint(_result(primes, 40), one, ex, lambda: _result(aligned, 7))
+    assert "not a multiple of the tile" not in inside and inside.startswith("not only the edges")
+    assert f"{aligned.dims}, a multiple of the tile" in inside and "(7 of " in inside
+    assert inside.endswith(diagnose.INTERIOR_CAUSES)
+
+    def not_needed():
+        raise AssertionError("the hint ran the aligned shape where it was not needed")
+    large = diagnose.wrong_hint(_result(verify.shape("large"), 9), one * 9, ex, not_needed)
+    assert "512x512x512 is a multiple of the tile, so its edges are not the cause" in large
+    # every element wrong: an index where the aligned shape fails too, the last k-tile where it passes
+    assert diagnose.wrong_hint(_result(primes, 1147), one, ex, lambda: _result(aligned, 7)).startswith(
+        "only 1x1x1 passes and every element is wrong: an index is off")
+    assert "every element is wrong: look at K" in diagnose.wrong_hint(_result(primes, 1147), one, ex,
+                                                                      lambda: _result(aligned, 0))

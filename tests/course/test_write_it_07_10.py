@@ -2,7 +2,8 @@
 idea, with the numbers it measured. (tests/course/test_write_it.py runs every exercise's solution,
 starter and barrier-free solution.) 07: a scalar kernel's share of 16-byte accesses; 08: a warp whose
 lanes span a strip of the block tile; 09: loads issued after the multiply-adds, and a second barrier
-per tile; 10: FP32 arithmetic without wmma, and a staging tile read without __syncwarp. Each edit is
+per tile; 10: FP32 arithmetic without wmma, a staging tile read without __syncwarp (the hint asks for a
+__syncwarp, not a __syncthreads), and a wrong ldm (wrong inside the matrices, not at the edges). Each edit is
 built once (2 to 4 s on the CPU emulator)."""
 
 from __future__ import annotations
@@ -147,11 +148,48 @@ def test_a_correct_fp32_10_without_wmma_fails_the_tensor_core_lesson(tmp_path):
     assert v.numbers["mma instructions in PTX"] == 0 and "mma_sync" in v.hint
 
 
-def test_10_reading_the_staging_tile_without_syncwarp_is_a_race(tmp_path):
+def test_10_reading_the_staging_tile_without_syncwarp_is_a_race_the_hint_fixes_with_syncwarp(tmp_path):
+    """Every race is between lanes of one warp, on its own Cs[warp]: a __syncwarp() is missing, at the two lines
+    the race names, not a __syncthreads() at the end of the loop."""
     path, text = _edited(tmp_path, "10", ("  __syncwarp();\n", ""))
     v = write_it.check("10", path)
-    assert v.failed_step == "safe" and "race on Cs" in v.cause, str(v)
-    assert v.line == _line_of(text, "alpha * Cs[warp][r][c0 + j]")
+    assert v.failed_step == "safe" and "race on Cs" in v.cause and "a lane of the same warp" in v.cause, str(v)
+    store, read = _line_of(text, "wmma::store_matrix_sync(&Cs"), _line_of(text, "alpha * Cs[warp][r][c0 + j]")
+    assert v.line == read
+    assert v.hint.startswith(f"a __syncwarp() is missing between the lanes' writes of Cs at line {store}")
+    assert f"their reads of it at line {read}" in v.hint and f"after line {store} and before line {read}" in v.hint
+    assert "__syncthreads() is missing" not in v.hint and "end of the loop" not in v.hint
+
+
+def test_10_without_the_barrier_before_the_fragment_loads_still_asks_for_syncthreads(tmp_path):
+    path, _ = _edited(tmp_path, "10", ("    __syncthreads();  // the tiles are complete before anyone reads them\n", ""))
+    v = write_it.check("10", path)
+    assert v.failed_step == "safe" and "race on" in v.cause and "a lane of the same warp" not in v.cause, str(v)
+    assert v.hint.startswith("a __syncthreads() is missing between them") and "__syncwarp" not in v.hint
+
+
+def test_10_a_wrong_ldm_for_b_is_wrong_inside_the_matrices_not_at_the_edges(tmp_path):
+    """B's fragment loaded with A's row length (BK) is wrong on every shape: the hint says the interior is wrong
+    (the shape that is a multiple of the tile fails too) and names wmma's likely causes, not the edges."""
+    path, _ = _edited(tmp_path, "10", ("wmma::load_matrix_sync(b, &Bs[0][warpCol * 16], BN);",
+                                       "wmma::load_matrix_sync(b, &Bs[0][warpCol * 16], BK);"))
+    v = write_it.check("10", path)
+    assert v.failed_step == "correct" and "wrong result on primes" in v.cause, str(v)
+    assert "not a multiple of the tile" not in v.hint and "must be 0" not in v.hint
+    assert v.hint.startswith("not only the edges: 64x96x48, a multiple of the tile") and "is wrong too" in v.hint
+    assert all(w in v.hint for w in ("ldm", "row length of the array in shared memory", "row_major"))
+
+
+def test_10_a_result_wrong_only_where_a_tile_reaches_past_k_gets_the_edge_hint(tmp_path):
+    """Tiles padded with 1 instead of 0 past K (from the second k-tile on, so that 1x1x1 passes): every element
+    is wrong on the odd shapes, but the shape that is a multiple of the tile passes: the edge (K) is the cause,
+    not an index."""
+    path, _ = _edited(tmp_path, "10", ("A[(blockRow + r) * K + k0 + c] : 0.0f", "A[(blockRow + r) * K + k0 + c] : k0 > 0"),
+                      ("B[(k0 + r) * N + blockCol + c] : 0.0f", "B[(k0 + r) * N + blockCol + c] : k0 > 0"))
+    v = write_it.check("10", path)
+    assert v.failed_step == "correct" and "wrong result on primes" in v.cause, str(v)
+    assert v.hint.startswith("the shapes before it pass, and so does 64x96x48, a multiple of the tile: 31x37x41 is "
+                             "not a multiple of the tile") and "every element is wrong: look at K" in v.hint
 
 
 def test_shared_words_are_traced_back_to_the_elements_copied_into_them():

@@ -3,6 +3,9 @@ block writes nothing to shared memory, with no shared word the two intervals aro
 writing. Removing it alone leaves every pair of conflicting accesses ordered (a barrier that a
 single-buffered kernel needs between its reads of a tile and its next stores is never one of them).
 
+And whether the races of a traced kernel are all between lanes of one warp (a per-warp staging area read
+without __syncwarp), so that the barrier missing is a __syncwarp(), not a __syncthreads().
+
 The trace records accesses, not barriers: a barrier is placed by the accesses around it, the thread's
 last before it and its first after it (their lines; inside a helper function, the helper's lines)."""
 
@@ -61,3 +64,17 @@ def _access(tr: Trace, one: np.ndarray) -> tuple[int, str] | None:
     name = memory.array_names(tr, one["space"], one["buffer"], one["offset"])[0]
     space = "global" if a["space"] == SPACES.index("global") else "shared"
     return int(a["line"]), f"a {space} {OPS[int(a['op'])]} of {name}"
+
+
+def races_within_warps(tr: Trace) -> bool:
+    """Whether every race of a trace that memory.races found racy (two threads, one writing, between the same
+    two barriers) is between lanes of one warp: no shared word written between two barriers is touched there
+    by two warps. False where mbarriers or TMA copies order the accesses (memory.clock_races)."""
+    if tr.events is not None and np.isin(tr.events["op"], (5, 6, 7)).any():
+        return False
+    w = memory.shared_words(tr)
+    w = w.assign(writes=w["op"] != OPS.index("load"), plain=w["op"] != OPS.index("atomic"))
+    g = w.groupby(["block", "epoch", "space", "word"]).agg(warps=("warp", "nunique"), writes=("writes", "any"),
+                                                            plain=("plain", "any"))
+    # two atomics never race: a word that only atomics touch is no race whatever the warps
+    return not ((g["warps"] > 1) & g["writes"] & g["plain"]).any()

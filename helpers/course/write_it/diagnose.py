@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Callable
 
 from helpers.core.kernel_source import strip_comments
 from helpers.course.write_it.exercise import SIGNATURE, Exercise
@@ -136,10 +137,18 @@ def shape_words(s: verify.Shape) -> str:
     return s.name if s.name == s.dims else f"{s.name} ({s.dims})"
 
 
-def wrong_hint(check: verify.Check, passed: list[verify.Check]) -> str:
-    """One hint for a wrong result, from which shape failed and how."""
+INTERIOR_CAUSES = ("Check which element each thread copies into the tiles and which it reads back (a tile read "
+                   "transposed, rows and columns swapped), and the products (A[row][k] * B[k][col]).")
+
+
+def wrong_hint(check: verify.Check, passed: list[verify.Check], ex: Exercise | None = None,
+               run_aligned: Callable[[], verify.Check] | None = None) -> str:
+    """One hint for a wrong result, from which shape failed and how. Where shapes before it passed, the
+    edges are blamed only if `run_aligned()` (the kernel on a shape that is a multiple of every tile, run
+    only when needed) passes: a kernel wrong there too is wrong inside the matrices, not at their edges."""
     s = check.shape
     size = s.M * s.N
+    causes = ex.interior_causes if ex and ex.interior_causes else ""
     if s.beta == 0 and check.nan and passed:
         return ("with beta = 0 the kernel must not read C: C holds NaN here, as the BLAS contract allows, and "
                 "0 * NaN is NaN. Write alpha * acc alone when beta == 0.")
@@ -151,12 +160,47 @@ def wrong_hint(check: verify.Check, passed: list[verify.Check]) -> str:
     if check.nan:
         return ("NaN in C: a value was read before anything was written to it (shared memory starts as NaN on "
                 "the emulator, as garbage on a GPU): look at the tile loads and at the barriers.")
-    if passed and check.wrong == size and all(max(c.shape.M, c.shape.N, c.shape.K) == 1 for c in passed):
-        # only 1x1x1 passed and every element is wrong: an index, not an edge
-        return ("only 1x1x1 passes and every element is wrong: an index is off, not an edge. Check which element "
-                "each thread copies into the tiles and which it reads back (a tile read transposed, rows and "
-                "columns swapped).")
-    if passed:
-        return (f"the shapes before it pass; {s.dims} is not a multiple of the tile: where a tile reaches past M, "
-                f"N or K, its elements must be 0 (and only threads inside C store).")
-    return "even this small shape is wrong: check the products (A[row][k] * B[k][col]), alpha and beta."
+    if not passed:
+        return "even this small shape is wrong: check the products (A[row][k] * B[k][col]), alpha and beta." + (
+            f" {causes}" if causes else "")
+    if ex is not None and ex.is_aligned(s):
+        return (f"the shapes before it pass, but {s.dims} is a multiple of the tile, so its edges are not the cause: "
+                f"look at what grows with the size (the number of blocks, of k-tiles, the largest index). "
+                + (causes or INTERIOR_CAUSES))
+    aligned = run_aligned() if run_aligned is not None else None
+    edges = (f"{s.dims} is not a multiple of the tile: where a tile reaches past M, N or K, its elements must be 0 "
+             f"(and only threads inside C store)" + (", and every element is wrong: look at K, where the last "
+                                                     "k-tile reaches past it." if check.wrong == size else "."))
+    if aligned is not None and aligned.ok:
+        return f"the shapes before it pass, and so does {aligned.shape.dims}, a multiple of the tile: {edges}"
+    if check.wrong == size and all(max(c.shape.M, c.shape.N, c.shape.K) == 1 for c in passed):
+        # only 1x1x1 passed and every element is wrong, on a multiple of the tile too: an index, not an edge
+        return ("only 1x1x1 passes and every element is wrong: an index is off, not an edge. "
+                + (causes or "Check which element each thread copies into the tiles and which it reads back (a tile "
+                             "read transposed, rows and columns swapped)."))
+    if aligned is None:
+        return f"the shapes before it pass; {edges}"
+    return (f"not only the edges: {aligned.shape.dims}, a multiple of the tile (no tile reaches past M, N or K), is "
+            f"wrong too ({aligned.wrong} of {aligned.shape.M * aligned.shape.N} elements), so the interior tiles "
+            f"are wrong as well. " + (causes or INTERIOR_CAUSES))
+
+
+_DOES = {"load": "reads", "store": "writes", "atomic": "atomic updates"}
+
+
+def race_hint(races: list, one_warp: bool, line_text: Callable[[int], str] = lambda n: "") -> str:
+    """The fix for the races a trace found (helpers.measure.memory.races): a __syncwarp() where every race is
+    between lanes of one warp (`one_warp`: a warp's own staging area), else a __syncthreads()."""
+    r = races[0]
+    (t1, l1, op1), (t2, l2, op2) = r.first, r.second
+    if one_warp:
+        code = line_text(l1).strip()
+        return (f"a __syncwarp() is missing between the lanes' {_DOES[op1]} of {r.array} at line {l1}"
+                + (f" (`{code}`)" if code else "") + f" and their {_DOES[op2]} of it at line {l2}: every race the "
+                f"trace found is between lanes of one warp (threads {t1} and {t2} are lanes of warp {t1 // 32}), on "
+                f"a part of {r.array} that only that warp touches. The lanes of a warp need not run in step, so put "
+                f"__syncwarp() after line {l1} and before line {l2}; no other warp is involved, so a __syncthreads() "
+                f"is not what is missing.")
+    return ("a __syncthreads() is missing between them: after the tiles are written and before they are read, "
+            "or after this pass has read them and before the next pass overwrites them (at the end of the loop "
+            "body); every thread of the block must reach it.")

@@ -73,6 +73,20 @@ class Exercise:
     lesson_size: tuple[int, int, int] = (64, 64, 64)    # traced for the lesson: block 0
     race_size: tuple[int, int, int] = (67, 61, 53)      # traced for races: first, middle and last block
     precision: str = "fp32"        # the arithmetic the results are checked against: "tf32" for tensor cores
+    # the stage's likely causes of a result wrong inside the matrices, not only at their edges ("": the general ones)
+    interior_causes: str = ""
+
+    def aligned_shape(self) -> verify.Shape:
+        """A shape that is a multiple of every tile of the stage: 2 block tiles down, 3 across (M != N, so that
+        rows and columns swapped show), K = 48 (a multiple of every BK of the course, 8 or 16). A kernel right on
+        it and wrong on odd shapes is wrong at the edges."""
+        cols, rows = self.launch.per_block
+        return verify.Shape("multiples of the tile", 2 * rows, 3 * cols, 48)
+
+    def is_aligned(self, s: verify.Shape) -> bool:
+        """Whether no tile of the stage reaches past M, N or K of shape `s` (K: a multiple of 16)."""
+        cols, rows = self.launch.per_block
+        return s.M % rows == 0 and s.N % cols == 0 and s.K % 16 == 0
 
     @property
     def starter_path(self) -> Path:

@@ -3,7 +3,8 @@
     contract  the kernel's name and signature (extern "C", the course's eight parameters)
     compiles  NVRTC compiles it (the CPU emulator asks NVRTC first, then builds it): its message, at your line
     correct   every shape of the stage's catalogue, fresh random data, float64 reference, C poisoned with NaN
-              where beta = 0 (helpers.measure.verify)
+              where beta = 0 (helpers.measure.verify); a wrong result that no race explains blames the edges
+              only if the kernel passes a shape that is a multiple of every tile (Exercise.aligned_shape)
     safe      no out-of-bounds access, divergent barrier or crash (the emulator stops them with thread and
               line) and, in a trace of the first, a middle and the last block, no race and no read of
               unwritten shared memory (helpers.measure.memory)
@@ -25,7 +26,7 @@ import numpy as np
 from helpers.core import stages
 from helpers.core.errors import CourseError, KernelCompileError, KernelRuntimeError, UnsupportedFeatureError
 from helpers.core.kernel_source import KernelSource
-from helpers.course.write_it import diagnose
+from helpers.course.write_it import barriers, diagnose
 from helpers.course.write_it.exercise import Exercise
 from helpers.course.write_it.registry import exercise as find
 from helpers.course.write_it.verdict import Verdict
@@ -118,7 +119,7 @@ def _correct(ex: Exercise, source: KernelSource, kernel: Kernel, v: Verdict, rng
         ref, tol = verify.reference(A, B, C0, s.alpha, s.beta, ex.precision)
         result = verify.compare(C, C0, ref, tol, s, worst=3)
         if not result.ok:
-            return _wrong(ex, source, v, result, done, rng)
+            return _wrong(ex, source, kernel, v, result, done, rng)
         done.append(result)
     worst = max(done, key=lambda c: c.worst_ratio)
     v.numbers["worst error / tolerance"] = worst.worst_ratio
@@ -130,8 +131,10 @@ def _correct(ex: Exercise, source: KernelSource, kernel: Kernel, v: Verdict, rng
     return True
 
 
-def _wrong(ex: Exercise, source: KernelSource, v: Verdict, result: verify.Check, done: list, rng) -> bool:
-    """A wrong result: a race or a read of unwritten shared memory is the likelier cause, so look first."""
+def _wrong(ex: Exercise, source: KernelSource, kernel: Kernel, v: Verdict, result: verify.Check, done: list,
+           rng) -> bool:
+    """A wrong result: a race or a read of unwritten shared memory is the likelier cause, so look first; else
+    the hint, which may run the kernel on a shape that is a multiple of the tile (are only the edges wrong?)."""
     details = tuple(line.strip() for line in result.details().splitlines()[1:])
     cause = (f"wrong result on {diagnose.shape_words(result.shape)}: {result.wrong} of "
              f"{result.shape.M * result.shape.N} elements wrong"
@@ -140,7 +143,20 @@ def _wrong(ex: Exercise, source: KernelSource, v: Verdict, result: verify.Check,
     if _races(ex, source, v, rng, also="the likelier cause of the wrong result above",
               first=lambda: v.failed_before("correct", cause, *details)):
         return False
-    v.fail("correct", cause, diagnose.wrong_hint(result, done), details=details)
+    aligned = ex.aligned_shape()
+
+    def run_aligned() -> verify.Check:
+        A, B, C0 = _operands(aligned, rng)
+        C = _run(ex, kernel, aligned, A, B, C0)
+        return verify.compare(C, C0, *verify.reference(A, B, C0, aligned.alpha, aligned.beta, ex.precision), aligned)
+
+    try:
+        hint = diagnose.wrong_hint(result, done, ex, run_aligned)
+    except KernelRuntimeError as e:   # stopped on the aligned shape: that is the likelier cause
+        v.failed_before("correct", cause, *details)
+        return _runtime_failure(v, source, e, f"on {aligned.dims} (a multiple of the tile, run to see whether only "
+                                              f"the edges are wrong)")
+    v.fail("correct", cause, hint, details=details)
     return False
 
 
@@ -167,13 +183,14 @@ def _races(ex: Exercise, source: KernelSource, v: Verdict, rng, also: str = "", 
     if races:
         r = races[0]
         (t1, l1, _), (t2, l2, op2) = r.first, r.second
+        one_warp = barriers.races_within_warps(t)
+        lanes = ", a lane of the same warp," if one_warp else ""
         # the trace knows the two accesses fell between the same two barriers, not which came first
-        v.fail("safe", f"race on {r.array}: thread {t1} writes it at line {l1} and thread {t2} {op2}s it at line "
-                       f"{l2}, both after barrier {r.epoch} of block {r.block} and before the next one, so nothing "
-                       f"orders them{tail}",
-               "a __syncthreads() is missing between them: after the tiles are written and before they are read, "
-               "or after this pass has read them and before the next pass overwrites them (at the end of the loop "
-               "body); every thread of the block must reach it.", l2, source.line(l2), tuple(str(x) for x in races[1:3]))
+        v.fail("safe", f"race on {r.array}: thread {t1} writes it at line {l1} and thread {t2}{lanes} {op2}s it at "
+                       f"line {l2}, both after barrier {r.epoch} of block {r.block} and before the next one, so "
+                       f"nothing orders them{tail}",
+               diagnose.race_hint(races, one_warp, source.line), l2, source.line(l2),
+               tuple(str(x) for x in races[1:3]))
         return True
     if unwritten:
         u = unwritten[0]

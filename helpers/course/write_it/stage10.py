@@ -137,4 +137,9 @@ EXERCISE = Exercise(
                 "64 × 64 × 64, traced and run)",
     course_kernel="10_tensor_cores",
     precision="tf32",
+    interior_causes=("With wmma, look first at each load_matrix_sync and store_matrix_sync: its ldm (last argument) "
+                     "is the row length of the array in shared memory, As's for A's fragment, Bs's for B's, a "
+                     "staging tile's for the store, not the fragment's or the other tile's; the pointer each "
+                     "fragment is loaded from (its warp's rows of As, its warp's columns of Bs, k from 0); and the "
+                     "layouts: row_major fragments and mem_row_major stores for row-major tiles."),
 )
