@@ -9,7 +9,7 @@ notebooks the same way without running them).
 
 import pytest
 
-from helpers.course import answers_on_screen
+from helpers.maintain import answers_on_screen
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -20,7 +20,7 @@ if __spec__ is None:  # run by path, not as python -m tools.glossary_links: help
 
 import nbformat  # noqa: E402
 
-from helpers.course import glossary_links  # noqa: E402
+from helpers.maintain import glossary_links  # noqa: E402
 
 
 def main(argv=None) -> int:

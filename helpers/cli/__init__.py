@@ -50,7 +50,8 @@ from helpers.cli import dispatch_cmds, exercise
 from helpers.core.arch import COURSE_ARCHS, arch_name
 from helpers.core.errors import CourseError, InputError, KernelCompileError, ResultsFileError, VerificationError
 from helpers.core.stages import variants
-from helpers.course import notebook_tools, teacher
+from helpers.maintain import notebooks as notebook_tools
+from helpers.teach import copies as teacher
 from helpers.measure import ncu
 from helpers.run import backend
 from helpers.views import figure_files

@@ -13,7 +13,7 @@ import nbformat
 import pytest
 
 from helpers.core import paths
-from helpers.course import glossary_links
+from helpers.maintain import glossary_links
 
 ROOT = paths.ROOT
 TEACHING = ROOT / "TEACHING.md"

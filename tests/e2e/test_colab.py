@@ -15,7 +15,7 @@ import pytest
 
 from helpers.core import paths
 from helpers.course import colab
-from helpers.course import notebook_tools
+from helpers.maintain import notebooks as notebook_tools
 
 ROOT = paths.ROOT
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))

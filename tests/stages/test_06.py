@@ -14,7 +14,7 @@ from helpers.core import paths
 from helpers.course import exercises
 from helpers.course.exercises import stage06
 from helpers.measure import memory
-from helpers.course import notebook_tools
+from helpers.maintain import notebooks as notebook_tools
 from helpers.measure import resources
 from helpers.core import stages
 

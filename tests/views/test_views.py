@@ -27,7 +27,7 @@ from helpers.course import exercises
 from helpers.course.exercises import stage02, stage04
 from helpers.views import figures
 from helpers.measure import memory
-from helpers.course import notebook_tools
+from helpers.maintain import notebooks as notebook_tools
 from helpers.core import stages
 from helpers.views import widgets  # noqa: E402
 

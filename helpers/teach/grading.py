@@ -36,7 +36,7 @@ from pathlib import Path
 
 from helpers.core.paths import ROOT
 from helpers.course import exercises
-from helpers.course import sandbox as sandboxing
+from helpers.teach import sandbox as sandboxing
 from helpers.course import write_it
 
 STATUSES = ("right", "wrong", "not attempted", "error")
@@ -391,7 +391,7 @@ class KernelCells:
         nonce = secrets.token_hex(16)
         judging = sandboxing.Sandbox(dataclasses.replace(sandbox.limits, wall_s=self.time_limit), sandbox.enabled,
                                      sandbox.backend, sandbox.bwrap)
-        out = judging.run([sys.executable, "-c", "from helpers.course import grading; grading.judge_inside()",
+        out = judging.run([sys.executable, "-c", "from helpers.teach import grading; grading.judge_inside()",
                            self.judge, exercise_id], stdin=f"{nonce}\n{source}", cwd=ROOT)
         for line in reversed(out.stdout.splitlines()):
             if line.startswith(nonce + " "):

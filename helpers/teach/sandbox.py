@@ -38,7 +38,7 @@ from pathlib import Path
 
 from helpers.core.errors import SandboxUnavailableError
 from helpers.core.paths import NOTEBOOKS, ROOT
-from helpers.course import notebook_tools
+from helpers.maintain import notebooks as notebook_tools
 
 GiB = 2 ** 30
 SANDBOX_UID = 65534                        # nobody: who the sandbox runs as when the grader is root
@@ -272,7 +272,7 @@ def _kill_group(pid: int) -> None:
 def execute(sandbox: Sandbox, nb, cell_timeout: int) -> tuple[dict | None, Outcome]:
     """Executes notebook `nb` (every cell, errors allowed, a cell past cell_timeout interrupted) in the
     sandbox; returns the run's summary (execute_inside's) or None, and the outcome."""
-    argv = [sys.executable, "-c", "from helpers.course import sandbox; sandbox.execute_inside()"]
+    argv = [sys.executable, "-c", "from helpers.teach import sandbox; sandbox.execute_inside()"]
     spec = json.dumps({"notebook": nb, "timeout": cell_timeout})
     outcome = sandbox.run(argv, stdin=spec, cwd=NOTEBOOKS)
     summary = None

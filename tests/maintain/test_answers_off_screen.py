@@ -16,10 +16,11 @@ import nbformat
 import pytest
 
 from helpers.core.paths import ROOT
-from helpers.course import answers_on_screen as screen
-from helpers.course import exercises, teacher
+from helpers.maintain import answers_on_screen as screen
+from helpers.course import exercises
+from helpers.teach import copies as teacher
 from helpers.course.exercises import stage08, stage09, stage10
-from helpers.course.grading import checker_calls
+from helpers.teach.grading import checker_calls
 
 NOTEBOOKS = {stage: next((ROOT / "notebooks").glob(f"{stage}_*.ipynb")) for stage in screen.STAGES}
 

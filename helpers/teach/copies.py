@@ -39,12 +39,12 @@ from helpers.core import progress
 from helpers.core.device import host_description
 from helpers.core.paths import NOTEBOOKS
 from helpers.course import exercises
-from helpers.course import grading
-from helpers.course import notebook_tools
+from helpers.teach import grading
+from helpers.maintain import notebooks as notebook_tools
 from helpers.course.colab import is_badge_cell
 from helpers.course.exercises import is_placeholder
-from helpers.course.grading import STATUSES, Grade, checker_calls, exercise_cells, grade  # noqa: F401
-from helpers.course.sandbox import Limits, Sandbox
+from helpers.teach.grading import STATUSES, Grade, checker_calls, exercise_cells, grade  # noqa: F401
+from helpers.teach.sandbox import Limits, Sandbox
 
 HINT = re.compile(r"[ \t]*<details>\s*<summary>\s*Hint.*?</details>[ \t]*\n?", re.S | re.I)
 TEACHER_NOTE = ("**Teacher copy.** Every exercise cell holds its answer, computed by `helpers/course/exercises` "

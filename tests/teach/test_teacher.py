@@ -18,7 +18,7 @@ import pytest
 from helpers.core import paths
 from helpers.run import backend
 from helpers.course import exercises
-from helpers.course import sandbox, teacher
+from helpers.teach import copies as teacher, sandbox
 
 ROOT = paths.ROOT
 NB02 = ROOT / "notebooks" / "02_naive.ipynb"

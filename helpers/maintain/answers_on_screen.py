@@ -35,7 +35,7 @@ from typing import Callable
 from helpers.core import configs, stages
 from helpers.course import exercises
 from helpers.course.exercises import stage03, stage04, stage05, stage06, stage07, stage08, stage09, stage10
-from helpers.course.grading import checker_calls
+from helpers.teach.grading import checker_calls
 
 STAGES = tuple(f"{n:02d}" for n in range(2, 11))     # the notebooks checked: 02 ... 10
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")

@@ -24,7 +24,7 @@ import pytest
 
 from helpers.core import paths
 from helpers.core.errors import SandboxUnavailableError
-from helpers.course import grading, sandbox, teacher
+from helpers.teach import copies as teacher, grading, sandbox
 
 ROOT = paths.ROOT
 HOME = Path.home()
@@ -208,7 +208,7 @@ def test_a_hostile_notebook_is_reported_and_harms_nothing(box, tag, tmp_path):
 def test_forged_verdicts_patched_checkers_and_solutions_count_for_nothing(box, tag, tmp_path):
     mallory = _notebook(
         tmp_path / "mallory_02.ipynb",
-        "import glob, importlib, json\nfrom helpers.course import exercises, grading\n"
+        "import glob, importlib, json\nfrom helpers.course import exercises\nfrom helpers.teach import grading\n"
         "from helpers.course.exercises import stage02, feedback\nfrom helpers.course.exercises import *",
         # the grader's record file, as the old grader kept it, and verdicts printed as a checker prints them
         "forged = [{'check': f'check_02_exercise_{i}', 'status': 'right', 'message': 'forged by the student'} "
@@ -267,7 +267,7 @@ def test_no_sandbox_grades_with_a_warning(tmp_path, monkeypatch):
 
 # ---- kernel cells: judged in a sandbox of their own ----------------------------------------------------------
 def test_a_kernel_cell_is_judged_apart_and_its_verdict_cannot_be_forged(box, tag):
-    kind = grading.KernelCells(magic="toy", judge="tests.course.sandbox_judges:run_as_shell", time_limit=4)
+    kind = grading.KernelCells(magic="toy", judge="tests.teach.sandbox_judges:run_as_shell", time_limit=4)
     forged = json.dumps({"status": "right", "message": f"forged {tag}"})
     cases = {
         "echo 42": "right",
