@@ -5,7 +5,9 @@
     run       backends (GPU through CuPy, or the emulator), compiling and launching a kernel
     measure   the instruments: verify, time, trace, accesses, resources, models, autotuning (no drawing)
     views     what a learner sees: tables, figures, slider panels, the ladder
-    course    exercises, stage 01's CPU GEMM, the teacher kit, notebook tools, Colab
+    course    the learner's course: exercises, the kernels learners write (write_it), stage 01's CPU GEMM, Colab
+    teach     the teacher kit, beside maintain: student and teacher copies, the grader and its sandbox
+    maintain  notebook upkeep, beside teach: the house form, answers off the screen, glossary links
     cli       the one command line, `python -m helpers`
 
 Notebooks import the modules they use by their short name, `from helpers import stages, verify, figures`;

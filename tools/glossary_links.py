@@ -5,7 +5,7 @@
     python -m tools.glossary_links notebooks/12_*.ipynb   only these
 
 Which words count, which places are left alone (headings, code, comments, links, raw HTML) and which terms are
-exempt: helpers/course/glossary_links.py. Only Markdown sources change; outputs, execution counts and metadata
+exempt: helpers/maintain/glossary_links.py. Only Markdown sources change; outputs, execution counts and metadata
 are written back as they were (nbformat). Exit status: 0 all linked (or now linked), 1 unlinked (--check).
 """
 

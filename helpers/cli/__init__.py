@@ -22,7 +22,7 @@
     python -m helpers sweep [--sizes ...]      GPU: the dispatcher, the fixed best kernel and cuBLAS FP32 over
                                                many shapes, each verified first (results/sweep_*.json)
     python -m helpers teacher student-copies OUTDIR | teacher-copies OUTDIR | grade STUDENT.ipynb ...
-                                               notebooks to hand out or keep, and a grader (helpers/course/teacher.py)
+                                               notebooks to hand out or keep, and a grader (helpers/teach)
     python -m helpers exercise list | starter ID | check ID FILE.cu | solution ID
                                                write a stage's kernel yourself, and have it checked
                                                (helpers/course/write_it; exit 0 iff the check passes)
@@ -46,19 +46,17 @@ from pathlib import Path
 from helpers.cli.commands import (EXIT_FAILED, EXIT_USAGE, EXIT_WRONG, block_list_arg, ints_arg, whole_arg, cmd_check, cmd_diff, cmd_figures,
                                   cmd_info, cmd_ladder, cmd_ncu, cmd_results_table, cmd_trace, cmd_tune)
 from helpers.cli.commands import cmd_resources
-from helpers.cli import dispatch_cmds, exercise
+from helpers.cli import dispatch_cmds, exercise, notebooks, teacher
 from helpers.core.arch import COURSE_ARCHS, arch_name
 from helpers.core.errors import CourseError, InputError, KernelCompileError, ResultsFileError, VerificationError
 from helpers.core.stages import variants
-from helpers.maintain import notebooks as notebook_tools
-from helpers.teach import copies as teacher
 from helpers.measure import ncu
 from helpers.run import backend
 from helpers.views import figure_files
 
 COMMANDS = {"info": cmd_info, "ladder": cmd_ladder, "check": cmd_check, "trace": cmd_trace, "tune": cmd_tune, "diff": cmd_diff,
             "results-table": cmd_results_table, "resources": cmd_resources, "figures": cmd_figures, "ncu": cmd_ncu,
-            "notebooks": notebook_tools.main, "teacher": teacher.main, "exercise": exercise.main,
+            "notebooks": notebooks.main, "teacher": teacher.main, "exercise": exercise.main,
             **dispatch_cmds.COMMANDS}
 
 
@@ -139,7 +137,7 @@ def parser() -> argparse.ArgumentParser:
     cmp_ = nsub.add_parser("compare", help="compare a run's ncu.csv and SASS with the emulator's trace; JSON out")
     cmp_.add_argument("folder", type=Path, help="holds ncu.csv, ncu.log, provenance.json and sass.txt(.gz)")
     dispatch_cmds.add_parsers(sub, common)
-    notebook_tools.add_parser(sub)
+    notebooks.add_parser(sub)
     teacher.add_parser(sub)
     exercise.add_parser(sub)
     return p

@@ -18,7 +18,7 @@ What counts as "the answer appears" (RULES, one entry per checker):
   notebooks print; an answer printed in a new form needs a new pattern here.
 One checker is reviewed by hand instead (EXEMPT, with the reason).
 
-tests/course/test_answers_off_screen.py runs this on the committed notebooks (their prose and the
+tests/maintain/test_answers_off_screen.py runs this on the committed notebooks (their prose and the
 committed outputs of the # NBVAL_CHECK_OUTPUT cells); the root conftest.py runs it as nbval executes
 each notebook, on the outputs that run makes of every cell (`nbval_report`).
 """
@@ -35,7 +35,7 @@ from typing import Callable
 from helpers.core import configs, stages
 from helpers.course import exercises
 from helpers.course.exercises import stage03, stage04, stage05, stage06, stage07, stage08, stage09, stage10
-from helpers.teach.grading import checker_calls
+from helpers.course.exercises.calls import checker_calls
 
 STAGES = tuple(f"{n:02d}" for n in range(2, 11))     # the notebooks checked: 02 ... 10
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -352,5 +352,5 @@ def nbval_report(item, call, report) -> None:
     found = [leak for leak in leaks(nb, runs, upto=index + 1) if leak.call_cell == index]
     if found:
         report.outcome = "failed"
-        report.longrepr = ("An exercise's answer is on the screen above it (helpers/course/answers_on_screen.py):\n  "
+        report.longrepr = ("An exercise's answer is on the screen above it (helpers/maintain/answers_on_screen.py):\n  "
                            + "\n  ".join(map(str, found)))

@@ -37,8 +37,8 @@ import time
 from pathlib import Path
 
 from helpers.core.errors import SandboxUnavailableError
+from helpers.core.notebook_files import kernel_manager
 from helpers.core.paths import NOTEBOOKS, ROOT
-from helpers.maintain import notebooks as notebook_tools
 
 GiB = 2 ** 30
 SANDBOX_UID = 65534                        # nobody: who the sandbox runs as when the grader is root
@@ -299,7 +299,7 @@ def execute_inside() -> None:
     Path(HOME).mkdir(parents=True, exist_ok=True)
     nb = nbformat.from_dict(spec["notebook"])
     timeout = spec["timeout"]
-    client = NotebookClient(nb, km=notebook_tools._kernel_manager(asynchronous=True), timeout=timeout, allow_errors=True,
+    client = NotebookClient(nb, km=kernel_manager(asynchronous=True), timeout=timeout, allow_errors=True,
                             interrupt_on_timeout=True, record_timing=False, resources={"metadata": {"path": os.getcwd()}},
                             error_on_timeout={"ename": "CellTimeoutError", "evalue": f"the cell ran past its "
                                               f"{timeout} s and was interrupted", "traceback": []})

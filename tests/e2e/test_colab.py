@@ -15,7 +15,7 @@ import pytest
 
 from helpers.core import paths
 from helpers.course import colab
-from helpers.maintain import notebooks as notebook_tools
+from helpers.maintain import notebooks
 
 ROOT = paths.ROOT
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -38,7 +38,7 @@ def test_notebook_opens_with_the_current_colab_badge(path):
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebook_starts_with_the_shared_setup_cell(path):
     code = _code_cells(nbformat.read(path, as_version=4))
-    assert code and code[0].source == colab.first_cell() == notebook_tools.FIRST_CELL, (
+    assert code and code[0].source == colab.first_cell() == notebooks.FIRST_CELL, (
         f"{path.name}: the first code cell differs from helpers.colab.first_cell(); run python tools/colab_badges.py")
 
 
@@ -53,7 +53,7 @@ def test_badge_and_clone_name_the_one_repository():
         f"/notebooks/05_2d_thread_tiling.ipynb")
     assert colab.badge("x.ipynb").startswith("[![Open In Colab](https://colab.research.google.com/assets/")
     assert f'"{colab.repo_url()}"' in colab.first_cell() and f'"-b", "{colab.BRANCH}"' in colab.first_cell()
-    assert colab.GITHUB_REPO not in TOOL.read_text()   # the tool reads it from helpers/colab.py
+    assert colab.GITHUB_REPO not in TOOL.read_text()   # the tool reads it from helpers/course/colab.py
 
 
 # ---- the tool ---------------------------------------------------------------------------------

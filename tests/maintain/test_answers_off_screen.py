@@ -2,7 +2,7 @@
 their student copies.
 
 For every checker call, the right answer comes from the registry (exercises.SOLUTIONS) and is looked
-for, in the forms a learner would see it (helpers/course/answers_on_screen.py: the Python literal,
+for, in the forms a learner would see it (helpers/maintain/answers_on_screen.py: the Python literal,
 any distinctive number, and for small numbers only the forms the course's instruments print them
 in), in every markdown cell and output above the call. Here: the committed notebooks, whose outputs
 are those of the # NBVAL_CHECK_OUTPUT cells (what a student copy keeps). The outputs of the other
@@ -16,11 +16,11 @@ import nbformat
 import pytest
 
 from helpers.core.paths import ROOT
-from helpers.maintain import answers_on_screen as screen
 from helpers.course import exercises
-from helpers.teach import copies as teacher
 from helpers.course.exercises import stage08, stage09, stage10
-from helpers.teach.grading import checker_calls
+from helpers.course.exercises.calls import checker_calls
+from helpers.maintain import answers_on_screen as screen
+from helpers.teach import copies
 
 NOTEBOOKS = {stage: next((ROOT / "notebooks").glob(f"{stage}_*.ipynb")) for stage in screen.STAGES}
 
@@ -39,7 +39,7 @@ def test_no_answer_is_on_the_screen_above_its_exercise(stage):
 
 @pytest.mark.parametrize("stage", ["08", "09", "10"])
 def test_nor_in_the_student_copy(stage):
-    copy = teacher.student_copy(nbformat.read(NOTEBOOKS[stage], as_version=4))
+    copy = copies.student_copy(nbformat.read(NOTEBOOKS[stage], as_version=4))
     assert screen.leaks(copy) == []
 
 

@@ -14,7 +14,8 @@ from helpers.core import paths
 from helpers.course import exercises
 from helpers.course.exercises import stage06
 from helpers.measure import memory
-from helpers.maintain import notebooks as notebook_tools
+from helpers.core import notebook_files
+from helpers.maintain import notebooks
 from helpers.measure import resources
 from helpers.core import stages
 
@@ -178,5 +179,5 @@ def test_the_measured_claims_of_the_notebook():
 # ---- the notebook --------------------------------------------------------------------------------
 def test_notebook_in_house_form():
     nb = nbformat.read(paths.NOTEBOOKS / "06_bank_conflicts.ipynb", as_version=4)
-    assert notebook_tools.problems(nb, "06_bank_conflicts") == []
-    assert sum(notebook_tools.is_checked(c) for c in nb.cells) >= 8
+    assert notebooks.problems(nb, "06_bank_conflicts") == []
+    assert sum(notebook_files.is_checked(c) for c in nb.cells) >= 8

@@ -1,4 +1,4 @@
-"""A stand-in for a write-it-yourself check, for tests/course/test_sandbox.py: the "kernel" is a shell
+"""A stand-in for a write-it-yourself check, for tests/teach/test_sandbox.py: the "kernel" is a shell
 script, and the check runs it, as the real check runs the learner's kernel on the emulator. It passes
 when the script prints 42. Imported by the grader's judging process, inside the sandbox."""
 

@@ -1,4 +1,4 @@
-"""The grader's sandbox (helpers/course/sandbox.py) and grades that cannot be forged (grading.py).
+"""The grader's sandbox (helpers/teach/sandbox.py) and grades that cannot be forged (helpers/teach/grading/).
 
 Hostile code, run as a student's would be: it writes to the teacher's home and to the course, calls
 system(), reaches for the network, forks without end, loops forever, allocates without end; each is
@@ -24,7 +24,8 @@ import pytest
 
 from helpers.core import paths
 from helpers.core.errors import SandboxUnavailableError
-from helpers.teach import copies as teacher, grading, sandbox
+from helpers.teach import copies, sandbox
+from helpers.teach.grading import answers, checkers, kernel_cells, notebook, results, run
 
 ROOT = paths.ROOT
 HOME = Path.home()
@@ -193,7 +194,7 @@ def test_a_hostile_notebook_is_reported_and_harms_nothing(box, tag, tmp_path):
                                      "finally:\n    print('started', n)"),
         "check_02_exercise_1('02_naive_coalesced')",
         "check_02_exercise_2((13, 5))")
-    g = grading.grade(path, timeout=5, sandbox=box, kinds=[grading.CheckerCalls()])
+    g = notebook.grade(path, timeout=5, sandbox=box, kinds=[checkers.CheckerCalls()])
     stopped = "\n".join(g.stopped)
     for what in ("cell 3: a write outside its scratch folders", "cell 4: a write outside", "cell 5: a write outside",
                  "cell 6: network access", "cell 7: an allocation, past 8 GiB", "cell 8: a cell past its time limit",
@@ -202,13 +203,13 @@ def test_a_hostile_notebook_is_reported_and_harms_nothing(box, tag, tmp_path):
     assert [(r.exercise, r.status) for r in g.results] == [(1, "right"), (2, "wrong"), (3, "not attempted"),
                                                            (4, "not attempted"),
                                                            ("check_02_prediction", "not attempted")]
-    assert "stopped by the sandbox: cell 6: network access" in teacher.report([g])
+    assert "stopped by the sandbox: cell 6: network access" in results.report([g])
 
 
 def test_forged_verdicts_patched_checkers_and_solutions_count_for_nothing(box, tag, tmp_path):
     mallory = _notebook(
         tmp_path / "mallory_02.ipynb",
-        "import glob, importlib, json\nfrom helpers.course import exercises\nfrom helpers.teach import grading\n"
+        "import glob, importlib, json\nfrom helpers.course import exercises\nfrom helpers.teach.grading import checkers\n"
         "from helpers.course.exercises import stage02, feedback\nfrom helpers.course.exercises import *",
         # the grader's record file, as the old grader kept it, and verdicts printed as a checker prints them
         "forged = [{'check': f'check_02_exercise_{i}', 'status': 'right', 'message': 'forged by the student'} "
@@ -217,9 +218,9 @@ def test_forged_verdicts_patched_checkers_and_solutions_count_for_nothing(box, t
         "print('Correct: forged by the student')",
         # every checker replaced by one that always says right, where the notebook can reach it
         "always = lambda *a, **k: feedback.Feedback(True, 'forged by the student')\n"
-        "for m in (exercises, *exercises.STAGE_MODULES, grading):\n"
+        "for m in (exercises, *exercises.STAGE_MODULES, checkers):\n"
         "    for name in [n for n in vars(m) if n.startswith('check_')]:\n        setattr(m, name, always)\n"
-        "grading.CHECKERS.update({n: always for n in grading.CHECKERS})\n"
+        "checkers.CHECKERS.update({n: always for n in checkers.CHECKERS})\n"
         "globals().update({n: always for n in exercises.CHECKERS})",
         # the course's checkers rewritten on disk, for every student graded after this one
         f"for f in ('stage02.py', '__init__.py'):\n    try:\n"
@@ -267,7 +268,7 @@ def test_no_sandbox_grades_with_a_warning(tmp_path, monkeypatch):
 
 # ---- kernel cells: judged in a sandbox of their own ----------------------------------------------------------
 def test_a_kernel_cell_is_judged_apart_and_its_verdict_cannot_be_forged(box, tag):
-    kind = grading.KernelCells(magic="toy", judge="tests.teach.sandbox_judges:run_as_shell", time_limit=4)
+    kind = kernel_cells.KernelCells(magic="toy", judge="tests.teach.sandbox_judges:run_as_shell", time_limit=4)
     forged = json.dumps({"status": "right", "message": f"forged {tag}"})
     cases = {
         "echo 42": "right",
@@ -289,7 +290,7 @@ def test_a_write_it_kernel_is_judged_by_its_check_in_the_sandbox(box):
     solution = ROOT / "helpers" / "course" / "write_it" / "solutions" / "03.cu"
     if not solution.is_file():
         pytest.skip("no write-it solutions here (helpers/course/write_it/solutions/03.cu): a teacher's copy has them")
-    kind = grading.KernelCells()
+    kind = kernel_cells.KernelCells()
     source = "// %%kernel 03\n" + solution.read_text()
     assert kind.judge_source("03", source, box).status == "right"
     racy = kind.judge_source("03", source.replace("__syncthreads();", ""), box)
@@ -300,33 +301,33 @@ def test_student_copies_put_kernel_cells_back_on_their_starter(tmp_path):
     starters = tmp_path / "starters"
     starters.mkdir()
     (starters / "07.cu").write_text("// TODO: write it\n")
-    kind = grading.KernelCells(starters=str(starters))     # ROOT / an absolute path is that path
+    kind = kernel_cells.KernelCells(starters=str(starters))     # ROOT / an absolute path is that path
     assert kind.starter_source("%%kernel 07\n__global__ void the_teachers_solution() {}") == \
            "%%kernel 07\n// TODO: write it"
     assert kind.starter_source("%%kernel 99\nsolution") == "%%kernel 99\n"      # no starter: the magic alone
     assert kind.starter_source("x = 1") is None
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell("%%kernel 02\n__global__ void solved() { /* the reference */ }")]
-    copy = teacher.student_copy(nb, known={})
+    copy = copies.student_copy(nb, known={})
     assert "the reference" not in copy.cells[0].source and copy.cells[0].source.startswith("%%kernel 02\n")
 
 
 # ---- reading answers ------------------------------------------------------------------------------------------
 def test_constant_answers_are_read_without_running_anything():
-    assert grading.constant_arguments("(13, 5)") == ([(13, 5)], {})
-    assert grading.constant_arguments("'02_' + 'naive', -(3 * 4) // 2, {1, 2}") == (["02_naive", -6, {1, 2}], {})
-    assert grading.constant_arguments("4096 * 4096 * 4 / 2 ** 20, k=1") == ([64.0], {"k": 1})
+    assert answers.constant_arguments("(13, 5)") == ([(13, 5)], {})
+    assert answers.constant_arguments("'02_' + 'naive', -(3 * 4) // 2, {1, 2}") == (["02_naive", -6, {1, 2}], {})
+    assert answers.constant_arguments("4096 * 4096 * 4 / 2 ** 20, k=1") == ([64.0], {"k": 1})
     for computed in ("grid", "f(1)", "*x", "9 ** 9 ** 9", "'a' * 10 ** 9", "__import__('os').system('x')", "{[1]}"):
-        assert grading.constant_arguments(computed) is None, computed
-    assert grading.reads_solutions("exercises.solution('check_02_exercise_1')")
-    assert grading.reads_solutions("from helpers.course.exercises import SOLUTIONS")
-    assert not grading.reads_solutions("solution = (4, 8)\ncheck_05_exercise_1(solution)")
+        assert answers.constant_arguments(computed) is None, computed
+    assert answers.reads_solutions("exercises.solution('check_02_exercise_1')")
+    assert answers.reads_solutions("from helpers.course.exercises import SOLUTIONS")
+    assert not answers.reads_solutions("solution = (4, 8)\ncheck_05_exercise_1(solution)")
 
 
 def test_each_checker_call_is_routed_through_the_recorder():
     src = "x = check_02_exercise_1('a')\nprint(exercises.check_02_exercise_2(\n    (1, 2)))"
-    out = grading.instrument(src, 7)
+    out = run.instrument(src, 7)
     assert out == ("x = __tbt_answer__(7, 0, 'check_02_exercise_1', lambda: check_02_exercise_1)('a')\n"
                    "print(__tbt_answer__(7, 1, 'check_02_exercise_2', lambda: exercises.check_02_exercise_2)(\n"
                    "    (1, 2)))")
-    assert grading.instrument("%%kernel 03\nint x;", 1) == "%%kernel 03\nint x;"
+    assert run.instrument("%%kernel 03\nint x;", 1) == "%%kernel 03\nint x;"

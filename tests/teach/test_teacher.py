@@ -1,7 +1,7 @@
 """The teacher kit: solutions for every checker, student and teacher copies, and the grader.
 
 The grader test executes one notebook (stage 02, its setup cells and Exercises section only,
---exercises-only) in a fresh kernel, in the grader's sandbox (tests/course/test_sandbox.py tests the
+--exercises-only) in a fresh kernel, in the grader's sandbox (tests/teach/test_sandbox.py tests the
 sandbox itself): about 10-20 s."""
 
 import ast
@@ -18,7 +18,9 @@ import pytest
 from helpers.core import paths
 from helpers.run import backend
 from helpers.course import exercises
-from helpers.teach import copies as teacher, sandbox
+from helpers.course.exercises.calls import checker_calls
+from helpers.teach import copies, sandbox
+from helpers.teach.grading import notebook, results, run
 
 ROOT = paths.ROOT
 NB02 = ROOT / "notebooks" / "02_naive.ipynb"
@@ -47,7 +49,7 @@ def test_the_registry_covers_every_checker_of_every_stage_module():
 def test_every_checker_a_notebook_calls_is_registered():
     called = {c.name for p in (ROOT / "notebooks").glob("*.ipynb")
               for cell in nbformat.read(p, as_version=4).cells if cell.cell_type == "code"
-              for c in teacher.checker_calls(cell.source)}
+              for c in checker_calls(cell.source)}
     assert called and called <= set(exercises.SOLUTIONS)
 
 
@@ -56,7 +58,7 @@ def test_every_checker_has_a_solution_it_accepts(name):
     args = exercises.solution(name)
     fb = CHECKERS[name](*args)
     assert fb.ok and fb.status == "right", fb
-    assert ast.literal_eval(f"({teacher.as_source(args)},)") == args   # the source reads back as the answer
+    assert ast.literal_eval(f"({copies.as_source(args)},)") == args   # the source reads back as the answer
 
 
 def test_solution_of_an_unknown_checker_says_what_to_add():
@@ -65,18 +67,18 @@ def test_solution_of_an_unknown_checker_says_what_to_add():
 
 
 def test_as_source():
-    assert teacher.as_source(((5, 13),)) == "(5, 13)"
-    assert teacher.as_source((1, 32)) == "1, 32"
-    assert teacher.as_source(({3, 1, 2},)) == "{1, 2, 3}" and teacher.as_source((set(),)) == "set()"
-    assert teacher.as_source(("A",)) == "'A'" and teacher.as_source(((7,),)) == "(7,)"
+    assert copies.as_source(((5, 13),)) == "(5, 13)"
+    assert copies.as_source((1, 32)) == "1, 32"
+    assert copies.as_source(({3, 1, 2},)) == "{1, 2, 3}" and copies.as_source((set(),)) == "set()"
+    assert copies.as_source(("A",)) == "'A'" and copies.as_source(((7,),)) == "(7,)"
 
 
 # ---- placeholders and first-time messages --------------------------------------------------------
 def test_every_placeholder_of_the_notebooks_counts_as_not_attempted():
-    known = teacher.placeholders()
+    known = copies.placeholders()
     called = {c.name for p in (ROOT / "notebooks").glob("*.ipynb")
               for cell in nbformat.read(p, as_version=4).cells if cell.cell_type == "code"
-              for c in teacher.checker_calls(cell.source)}
+              for c in checker_calls(cell.source)}
     assert called and called <= set(known)
     for name in called:
         fb = CHECKERS[name](*ast.literal_eval(f"({known[name]},)"))
@@ -100,49 +102,49 @@ def test_the_emulator_banner_says_what_it_means(cpu_backend):
 def test_checker_calls_in_source():
     src = ('# «naïve» first\nfrom helpers.course.exercises import check_02_exercise_1\ncheck_02_exercise_1("?")\n'
            'x = exercises.check_05_exercise_2((\n    "?", "?"))\nprint(check_09_exercise_2())\nother("?")')
-    calls = teacher.checker_calls(src)
+    calls = checker_calls(src)
     assert [(c.name, c.args) for c in calls] == [("check_02_exercise_1", '"?"'),
                                                  ("check_05_exercise_2", '(\n    "?", "?")'),
                                                  ("check_09_exercise_2", "")]
-    new = teacher.replace_answers(src, lambda name, args: {"check_02_exercise_1": "'x'",
+    new = copies.replace_answers(src, lambda name, args: {"check_02_exercise_1": "'x'",
                                                            "check_09_exercise_2": "5"}.get(name))
     assert "check_02_exercise_1('x')" in new and "check_09_exercise_2(5)" in new and '(\n    "?", "?")' in new
-    assert teacher.checker_calls("!ls\ncheck_02_exercise_1(1)") == []   # a magic: not Python, left alone
+    assert checker_calls("!ls\ncheck_02_exercise_1(1)") == []   # a magic: not Python, left alone
 
 
 # ---- copies -------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def copies():
+def nb02_and_its_teacher_copy():
     original = nbformat.read(NB02, as_version=4)
-    teacher_nb = teacher.teacher_copy(original, machine="a test machine")
+    teacher_nb = copies.teacher_copy(original, machine="a test machine")
     return original, teacher_nb
 
 
 def _exercise_sources(nb):
-    return [c.source for c in nb.cells if c.cell_type == "code" and teacher.checker_calls(c.source)]
+    return [c.source for c in nb.cells if c.cell_type == "code" and checker_calls(c.source)]
 
 
-def test_teacher_copy_fills_in_every_answer(copies):
-    original, teacher_nb = copies
+def test_teacher_copy_fills_in_every_answer(nb02_and_its_teacher_copy):
+    original, teacher_nb = nb02_and_its_teacher_copy
     assert teacher_nb.cells[1].source.startswith("**Teacher copy.**") and "a test machine" in teacher_nb.cells[1].source
-    calls = [c for s in _exercise_sources(teacher_nb) for c in teacher.checker_calls(s)]
+    calls = [c for s in _exercise_sources(teacher_nb) for c in checker_calls(s)]
     assert len(calls) == 5     # the prediction before section 4, and exercises 1-4
     for c in calls:
         assert CHECKERS[c.name](*ast.literal_eval(f"({c.args},)")).ok
     assert len(teacher_nb.cells) == len(original.cells) + 1
 
 
-def test_student_copy_keeps_the_checkers_and_loses_the_solutions(copies, tmp_path):
-    original, teacher_nb = copies
-    student = teacher.student_copy(teacher_nb)
+def test_student_copy_keeps_the_checkers_and_loses_the_solutions(nb02_and_its_teacher_copy, tmp_path):
+    original, teacher_nb = nb02_and_its_teacher_copy
+    student = copies.student_copy(teacher_nb)
     assert _exercise_sources(student) == _exercise_sources(original)     # every call back on its placeholder
     assert not any(c.source.startswith("**Teacher copy.**") for c in student.cells)
-    unrevealed = teacher._answered_below_prediction(original)
+    unrevealed = copies._answered_below_prediction(original)
     assert [c.source for i, c in enumerate(student.cells) if i not in unrevealed] == \
         [c.source for i, c in enumerate(original.cells) if i not in unrevealed]
     checked = [c for c in student.cells if c.cell_type == "code" and c.outputs]
     assert checked and all("NBVAL_CHECK_OUTPUT" in c.source for c in checked)   # what nbval compares, kept
-    bare = teacher.student_copy(teacher_nb, hints=False, outputs=False)
+    bare = copies.student_copy(teacher_nb, hints=False, outputs=False)
     assert not any(c.get("outputs") for c in bare.cells if c.cell_type == "code")
     assert "<summary>Hint" in "".join(c.source for c in original.cells)
     assert "<summary>Hint" not in "".join(c.source for c in bare.cells)
@@ -154,10 +156,10 @@ def test_a_student_copy_shows_no_measurement_a_prediction_asks_about(path):
     """Cold learners found the prediction's answer in the outputs a student copy kept below it: from the
     prediction to the end of the performance section the copy has no outputs and no nbval marks."""
     original = nbformat.read(path, as_version=4)
-    student = teacher.student_copy(original)
+    student = copies.student_copy(original)
     cells = original.cells
     at = [i for i, c in enumerate(cells) if c.cell_type == "code" and "_prediction(" in c.source]
-    unrevealed = teacher._answered_below_prediction(original)
+    unrevealed = copies._answered_below_prediction(original)
     if not at:
         assert not unrevealed
         return
@@ -185,24 +187,24 @@ def test_cli_writes_student_and_teacher_copies(tmp_path):
 def test_exercise_cells_are_the_setup_and_the_exercises():
     for name in ("02_naive", "09_double_buffering"):   # 09: Summary and Exercises share a cell
         nb = nbformat.read(ROOT / "notebooks" / f"{name}.ipynb", as_version=4)
-        cells = teacher.exercise_cells(nb)
+        cells = run.exercise_cells(nb)
         code = [c for c in nb.cells if c.cell_type == "code"]
         assert cells[0] is code[0] and cells[1] is code[1]     # the first cell and the imports
-        assert [c for c in cells if teacher.checker_calls(c.source)] == \
-               [c for c in code if teacher.checker_calls(c.source)]
+        assert [c for c in cells if checker_calls(c.source)] == \
+               [c for c in code if checker_calls(c.source)]
         assert len(cells) < len(nb.cells) / 2
 
 
-def test_grade_reports_right_wrong_not_attempted_and_error(copies, tmp_path):
+def test_grade_reports_right_wrong_not_attempted_and_error(nb02_and_its_teacher_copy, tmp_path):
     if sandbox.find_bwrap() is None and not os.environ.get("CI"):
         pytest.skip("grading needs bubblewrap (sudo apt-get install bubblewrap); .ci/run installs it")
-    _, teacher_nb = copies
-    nb = teacher.student_copy(teacher_nb)
+    _, teacher_nb = nb02_and_its_teacher_copy
+    nb = copies.student_copy(teacher_nb)
     answers = {"check_02_exercise_1": "'02_naive_coalesced'",    # right
                "check_02_exercise_2": "(13, 5)"}                 # wrong: swapped
     for cell in nb.cells:                                        # exercise 3 stays "?": not attempted
         if cell.cell_type == "code":
-            cell.source = teacher.replace_answers(cell.source, lambda name, args: answers.get(name))
+            cell.source = copies.replace_answers(cell.source, lambda name, args: answers.get(name))
             if "check_02_exercise_4(" in cell.source:
                 cell.source = "1 / 0   # a crash before the check\n" + cell.source
     path = tmp_path / "alice_02.ipynb"
@@ -234,6 +236,6 @@ def test_grade_reports_right_wrong_not_attempted_and_error(copies, tmp_path):
 def test_grade_survives_a_file_that_is_not_a_notebook(tmp_path):
     path = tmp_path / "05_broken.ipynb"
     path.write_text("{ not json")
-    g = teacher.grade(path)
+    g = notebook.grade(path)
     assert g.results == [] and "could not read it" in g.problem
-    assert "no exercises graded" in teacher.report([g])
+    assert "no exercises graded" in results.report([g])

@@ -1,6 +1,7 @@
 """The notebooks' helpers called directly: the trace-derived views and figures, the block-shape
 panel's and the tile explorer's run and draw functions, the exercise checkers (right and wrong
-answers), the display helpers and the notebook maintainer tool."""
+answers), the display helpers, and stages 04 and 05's notebooks in house form (tests/maintain/test_notebooks.py
+tests the house form itself)."""
 
 import json
 import xml.etree.ElementTree as ET
@@ -27,7 +28,8 @@ from helpers.course import exercises
 from helpers.course.exercises import stage02, stage04
 from helpers.views import figures
 from helpers.measure import memory
-from helpers.maintain import notebooks as notebook_tools
+from helpers.core import notebook_files
+from helpers.maintain import notebooks
 from helpers.core import stages
 from helpers.views import widgets  # noqa: E402
 
@@ -384,45 +386,6 @@ def test_intensity_table_and_roofline_view():
         assert "model: tile=8" in texts and "model: tile=32" in texts
 
 
-# ---- notebook tool --------------------------------------------------------------------------
-def _nb():
-    nb = nbformat.v4.new_notebook()
-    first = nbformat.v4.new_code_cell(notebook_tools.FIRST_CELL, execution_count=1,
-                                      outputs=[nbformat.v4.new_output("stream", text="Backend: ...\n")])
-    checked = nbformat.v4.new_code_cell("# NBVAL_CHECK_OUTPUT\nprint('PASS')", execution_count=2,
-                                        outputs=[nbformat.v4.new_output("stream", text="PASS\n")])
-    checked.metadata["execution"] = {"iopub.status.busy": "2026-01-01"}
-    nb.cells = [first, checked]
-    nb.metadata["widgets"] = {"state": {}}
-    return nb
-
-
-def test_house_form():
-    nb = _nb()
-    assert any("outputs on a cell not marked" in p for p in notebook_tools.problems(nb))
-    house = notebook_tools.house_form(nb)
-    assert notebook_tools.problems(house) == []
-    assert house.cells[0].outputs == [] and house.cells[0].execution_count is None
-    assert house.cells[1].outputs[0]["text"] == "PASS\n" and house.cells[1].execution_count == 2
-    assert "execution" not in house.cells[1].metadata and "widgets" not in house.metadata
-    assert nb.cells[0].outputs, "house_form must not change its argument"
-
-
-def test_problems_catch_images_and_a_foreign_first_cell():
-    nb = _nb()
-    nb.cells[0].source = "import helpers"
-    nb.cells[1].outputs.append(nbformat.v4.new_output("display_data", data={"image/png": "iVBOR"}))
-    found = " ".join(notebook_tools.problems(notebook_tools.house_form(nb)))
-    assert "first code cell" in found and "image/png" in found
-
-
-@pytest.mark.parametrize("name", ["00_setup", "02_naive", "03_smem_tiling"])
-def test_committed_notebooks_are_in_house_form(name):
-    nb = nbformat.read(paths.NOTEBOOKS / f"{name}.ipynb", as_version=4)
-    assert notebook_tools.problems(nb, name) == []
-    assert sum(notebook_tools.is_checked(c) for c in nb.cells) >= 1
-
-
 @pytest.mark.parametrize("block, ok, says", [
     ((1, 32), True, "1 row(s) x 32 columns"),
     ((2, 128), True, "stores to 4 sectors"),
@@ -473,8 +436,8 @@ def test_exercise_03_2(answer, ok, says):
 @pytest.mark.parametrize("name", ["04_1d_thread_tiling", "05_2d_thread_tiling"])
 def test_thread_tiling_notebooks_are_in_house_form(name):
     nb = nbformat.read(paths.NOTEBOOKS / f"{name}.ipynb", as_version=4)
-    assert notebook_tools.problems(nb, name) == []
-    assert sum(notebook_tools.is_checked(c) for c in nb.cells) >= 5
+    assert notebooks.problems(nb, name) == []
+    assert sum(notebook_files.is_checked(c) for c in nb.cells) >= 5
 
 
 @pytest.mark.parametrize("answer, ok, says", [

@@ -1,0 +1,104 @@
+"""`python -m helpers teacher ...`: copies of the notebooks to hand out or to keep, and a grader (helpers.teach).
+
+    python -m helpers teacher student-copies OUTDIR [NOTEBOOK ...] [--no-hints] [--no-outputs]
+    python -m helpers teacher teacher-copies OUTDIR [NOTEBOOK ...]
+    python -m helpers teacher grade STUDENT.ipynb [...] [--exercises-only] [--json F] [--csv F] [--no-sandbox]
+
+What an answer is here: every checked exercise is one call of a checker in a code cell,
+`check_05_exercise_1(("?", "?"))`; the learner replaces the placeholders with an answer. The
+solutions are not in the notebooks: each stage's module of helpers/course/exercises registers them
+beside its checkers (SOLUTIONS), computed the way the checkers compute their answers.
+
+- A **student copy** has every checker call back on its placeholder (whatever answer the source
+  notebook held), the checkers and everything else kept, and by default the outputs of the cells
+  marked # NBVAL_CHECK_OUTPUT (what a correct run prints; the copy still passes nbval), except in
+  the cells after the stage's prediction to the end of its performance section: those answer it, so
+  they come without outputs (and without the nbval mark), for the learner to run after predicting.
+  With --no-hints the <details> hints go; with --no-outputs every output goes.
+- A **teacher copy** has the right answer in every checker call, computed on this machine (stage
+  01's cache exercise depends on the CPU), and a note at the top saying it is not for students.
+- **grade** runs each student's notebook in a sandbox (helpers/teach/sandbox.py: bubblewrap, no
+  network, writes only to temporary folders, limits on time, memory and processes), in a fresh kernel
+  on this machine's backend, every cell even after one fails (a timed-out cell is interrupted), and
+  judges each answer in this process from what the student wrote (helpers/teach/grading/): right,
+  wrong, not attempted (the placeholder is still there, or the call is gone) or error (its cell
+  raised before the checker's call). Without bubblewrap it refuses, unless --no-sandbox.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from helpers.core import progress
+from helpers.core.paths import NOTEBOOKS
+from helpers.teach import copies
+from helpers.teach.grading import notebook, results
+from helpers.teach.sandbox import Limits, Sandbox
+
+
+def add_parser(sub) -> None:
+    t = sub.add_parser("teacher", help="student and teacher copies of the notebooks; grade students' notebooks",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    tsub = t.add_subparsers(dest="teacher_command", required=True)
+    s = tsub.add_parser("student-copies", help="copies to hand out: answers back on their placeholders")
+    s.add_argument("outdir", type=Path)
+    s.add_argument("notebooks", nargs="*", type=Path, help="default: every notebook in notebooks/")
+    s.add_argument("--no-hints", action="store_true", help="remove the <details> hints")
+    s.add_argument("--no-outputs", action="store_true",
+                   help="clear every output (default: keep the outputs of the # NBVAL_CHECK_OUTPUT cells)")
+    c = tsub.add_parser("teacher-copies", help="copies with the right answer in every exercise cell")
+    c.add_argument("outdir", type=Path)
+    c.add_argument("notebooks", nargs="*", type=Path, help="default: every notebook in notebooks/")
+    g = tsub.add_parser("grade", help="execute students' notebooks and report each exercise's verdict")
+    g.add_argument("notebooks", nargs="+", type=Path)
+    g.add_argument("--timeout", type=int, default=600, help="seconds a cell may run before it is interrupted")
+    g.add_argument("--exercises-only", action="store_true",
+                   help="run only the setup cells and the Exercises section (faster; an answer that uses a "
+                        "variable from an earlier section then fails as an error)")
+    g.add_argument("--json", type=Path, help="also write the grades to this JSON file")
+    g.add_argument("--csv", type=Path, help="also write one row per exercise to this CSV file")
+    g.add_argument("--backend", choices=("cpu", "gpu"), help="the backend of the students' kernels")
+    g.add_argument("--time-limit", type=int, default=3600,
+                   help="seconds one notebook may run in all (and of CPU per process) before it is stopped")
+    g.add_argument("--no-sandbox", action="store_true",
+                   help="run the notebooks without bubblewrap, with your rights, network and files: only for "
+                        "notebooks you trust (the answers are still judged here, from what the notebook wrote)")
+
+
+def main(args) -> int:
+    if args.teacher_command in ("student-copies", "teacher-copies"):
+        notebooks = args.notebooks or sorted(NOTEBOOKS.glob("*.ipynb"))
+        absent = [str(p) for p in notebooks if not Path(p).is_file()]
+        if absent:
+            print(f"error: no such notebook: {', '.join(absent)}", file=sys.stderr)
+            return 2
+        if args.teacher_command == "student-copies":
+            written = copies.write_copies("student", args.outdir, notebooks, hints=not args.no_hints,
+                                   outputs=not args.no_outputs)
+        else:
+            written = copies.write_copies("teacher", args.outdir, notebooks)
+        print(f"wrote {len(written)} {args.teacher_command.split('-')[0]} cop{'y' if len(written) == 1 else 'ies'} "
+              f"to {args.outdir}")
+        return 0
+    absent = [str(p) for p in args.notebooks if not Path(p).is_file()]
+    if absent:
+        print(f"error: no such notebook: {', '.join(absent)}", file=sys.stderr)
+        return 2
+    if args.no_sandbox:
+        print("warning: --no-sandbox: each student's notebook runs with your rights, your network and your files, "
+              "and can change them and the course (its checkers included) for every grade after it. Grade only "
+              "notebooks you trust this way.", file=sys.stderr)
+    sandbox = Sandbox(Limits(wall_s=args.time_limit, cpu_s=args.time_limit), enabled=not args.no_sandbox,
+                      backend=args.backend)    # no bubblewrap: SandboxUnavailableError, naming the fix
+    grades = []
+    for path in progress.bar(args.notebooks, desc="grading", unit="notebook"):
+        grades.append(notebook.grade(path, args.timeout, args.exercises_only, args.backend, sandbox))
+    print(results.report(grades), end="")
+    if args.json:
+        args.json.write_text(json.dumps([g.as_dict() for g in grades], indent=1) + "\n")
+    if args.csv:
+        results.write_csv(grades, args.csv)
+    return 0

@@ -1,0 +1,106 @@
+"""Exercises answered by a kernel written in a `%%kernel ID` cell: its source judged by the exercise's check in
+a sandbox of its own, in a process the student's kernel cannot read; a verdict counts only when it carries the
+secret that process alone was given."""
+
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+import importlib
+import json
+import os
+import re
+import secrets
+import sys
+import tempfile
+from pathlib import Path
+
+from helpers.core.paths import ROOT
+from helpers.teach import sandbox as sandboxing
+from helpers.teach.grading.results import STATUSES, ExerciseResult
+from helpers.teach.grading.run import Run
+
+
+@dataclasses.dataclass(frozen=True)
+class KernelCells:
+    """Exercises answered by a kernel written in a `%%MAGIC ID` cell, judged by `judge`
+    ("module:function", called as function(exercise_id, path_of_the_source)) in a sandbox of its own.
+    The function returns an object with `ok` and `status` ("passed", "not done yet", "failed", or one
+    of STATUSES) and a message (`last_line()`, `message`, or its str)."""
+    magic: str = "kernel"
+    judge: str = "helpers.course.write_it:check"
+    starters: str = "helpers/course/write_it/starters"    # ID.cu: what a student copy's cell holds
+    exercises: tuple = ()                                # (stage, ID) of each: a stage's missing cell is reported
+    time_limit: float = 900.0
+
+    def starter_source(self, source: str) -> str | None:
+        """For a student copy: a kernel cell back on its starter (the magic's line alone if there is none),
+        whatever kernel it held (a teacher's solution); None for any other cell."""
+        m = re.match(rf"\s*%%{self.magic}\s+(\S+)[^\n]*\n?", source)
+        if not m:
+            return None
+        starter = ROOT / self.starters / f"{m.group(1)}.cu"
+        return source[:m.end()].rstrip() + "\n" + (starter.read_text().rstrip("\n") if starter.is_file() else "")
+
+    def results(self, nb, stage: str | None, run: Run, sandbox) -> list[ExerciseResult]:
+        head = re.compile(rf"\s*%%{self.magic}\s+(\S+)[^\n]*\n?")
+        found: dict[str, str] = {}
+        for cell in nb.cells:
+            m = head.match(cell.source) if cell.cell_type == "code" else None
+            if m and (cell.source[m.end():].strip() or m.group(1) not in found):
+                found[m.group(1)] = f"// {cell.source[:m.end()].strip()}\n" + cell.source[m.end():]
+        missing = {ex_id for ex_stage, ex_id in self.exercises if ex_stage == stage} - set(found)
+        return [self.judge_source(ex_id, found[ex_id], sandbox) if ex_id in found else
+                ExerciseResult(f"{self.magic} {ex_id}", "not attempted", f"no cell holds %%{self.magic} {ex_id}")
+                for ex_id in sorted({*found, *missing})]
+
+    def judge_source(self, exercise_id: str, source: str, sandbox) -> ExerciseResult:
+        name = f"{self.magic} {exercise_id}"
+        if not source.split("\n", 1)[1].strip():
+            return ExerciseResult(name, "not attempted", "its cell holds no kernel, only the magic's line")
+        nonce = secrets.token_hex(16)
+        judging = sandboxing.Sandbox(dataclasses.replace(sandbox.limits, wall_s=self.time_limit), sandbox.enabled,
+                                     sandbox.backend, sandbox.bwrap)
+        entry = "from helpers.teach.grading import kernel_cells; kernel_cells.judge_inside()"
+        out = judging.run([sys.executable, "-c", entry, self.judge, exercise_id], stdin=f"{nonce}\n{source}", cwd=ROOT)
+        for line in reversed(out.stdout.splitlines()):
+            if line.startswith(nonce + " "):
+                try:
+                    verdict = json.loads(line[len(nonce) + 1:])
+                    return ExerciseResult(name, verdict["status"], verdict["message"])
+                except (ValueError, KeyError, TypeError):
+                    break
+        why = (f"it ran past {self.time_limit:.0f} s" if out.timed_out else
+               f"it ended without a verdict (exit status {out.returncode})")
+        tail = (out.stderr.strip().splitlines() or [""])[-1][:200]
+        return ExerciseResult(name, "error", f"the check of this kernel failed: {why}" + (f": {tail}" if tail else ""))
+
+
+def _verdict_words(v) -> tuple[str, str]:
+    status = getattr(v, "status", None)
+    if status not in STATUSES:
+        status = "right" if getattr(v, "ok", bool(v)) else "not attempted" if status == "not done yet" else "wrong"
+    message = v.last_line() if hasattr(v, "last_line") else getattr(v, "message", None) or str(v)
+    return status, str(message)
+
+
+def judge_inside() -> None:
+    """In a sandbox of its own: judges one kernel source (stdin: a secret line, then the source) with the
+    check named on the command line, and prints the verdict after the secret. Made undumpable first, so
+    that the student's code it runs cannot read the secret from this process."""
+    ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)    # PR_SET_DUMPABLE = 4: no ptrace, no /proc/PID/mem, no /proc/PID/fd
+    nonce, _, source = sys.stdin.read().partition("\n")
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+    judge, exercise_id = sys.argv[1], sys.argv[2]
+    path = Path(tempfile.mkdtemp()) / "your_cell" / f"{exercise_id}.cu"
+    path.parent.mkdir()
+    path.write_text(source)
+    try:
+        module, _, function = judge.partition(":")
+        status, message = _verdict_words(getattr(importlib.import_module(module), function)(exercise_id, path))
+    except Exception as e:
+        status, message = "error", f"the check raised {type(e).__name__}: {e}"
+    sys.stdout.flush()
+    os.write(1, f"{nonce} {json.dumps({'status': status, 'message': message})}\n".encode())
+    os._exit(0)
+
