@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from helpers.core import results_files
 from helpers.core.paths import RESULTS_DIR
-from helpers.measure import autotune, dispatch_table
+from helpers.measure import autotune_results, dispatch_table
 from helpers.measure.facts.common import fact
 
 SEARCH_03_09 = RESULTS_DIR / "autotune_h200_2026-11-22.json"   # stages 03-09
@@ -14,27 +14,33 @@ SEARCHES = "results/autotune_h200_2026-11-22.json (stages 03-09) and autotune_h2
 SWEEP = "the newest results/sweep_*.json"
 
 
-def _search(variant: str) -> autotune.TuneResult:
-    return autotune.load(variant, SEARCH_WGMMA if variant == "10_wgmma" else SEARCH_03_09)
+def _search(variant: str) -> autotune_results.TuneResult:
+    return autotune_results.load(variant, SEARCH_WGMMA if variant == "10_wgmma" else SEARCH_03_09)
+
+
+def _default(variant: str) -> dict:
+    """The row of the configuration the variant's search started from."""
+    return autotune_results.default_row(_search(variant))
 
 
 def _gain(variant: str) -> float:
     """How much faster the best candidate of the variant's search ran than its default, in %."""
     r = _search(variant)
-    return 100.0 * (r.best["tflops"] / autotune.default_row(r)["tflops"] - 1)
+    return 100.0 * (r.best["tflops"] / autotune_results.default_row(r)["tflops"] - 1)
 
 
 def _local_memory() -> int:
     """How many candidates of the search of stages 03-09 used local memory (recorded, not timed)."""
-    return sum(c["status"] == autotune.LOCAL_MEMORY for c in results_files.read_json(SEARCH_03_09)["candidates"])
+    candidates = results_files.read_json(SEARCH_03_09)["candidates"]
+    return sum(c["status"] == autotune_results.LOCAL_MEMORY for c in candidates)
 
 
 FACTS = {
     "autotune_gain_pct": fact(SEARCHES, _gain),
-    "autotune_default_tflops": fact(SEARCHES, lambda variant: autotune.default_row(_search(variant))["tflops"]),
-    "autotune_default_pct_cublas": fact(SEARCHES, lambda variant: autotune.default_row(_search(variant))["pct_cublas"]),
+    "autotune_default_tflops": fact(SEARCHES, lambda variant: _default(variant)["tflops"]),
+    "autotune_default_pct_cublas": fact(SEARCHES, lambda variant: _default(variant)["pct_cublas"]),
     # how many candidates of the variant's search were timed
-    "autotune_timed_count": fact(SEARCHES, lambda variant: sum(r["status"] == autotune.TIMED
+    "autotune_timed_count": fact(SEARCHES, lambda variant: sum(r["status"] == autotune_results.TIMED
                                                                for r in _search(variant).rows)),
     "autotune_local_memory_count": fact(SEARCH_03_09, _local_memory),
     # geomean, min or fixed_geomean (the fixed kernel's): the dispatcher's % of cuBLAS over the sweep's shapes
