@@ -4,7 +4,8 @@
   the emulator ran them (the runtime records them as events: helpers/emulator/runtime/runtime_tma.h), each named
   by its barrier (full[s] or empty[s]) and counted as a k-tile of the block's walk. That is the kernel's schedule,
   what its barriers allow, not a timing: on the emulator a copy lands only when a thread waits for it.
-- measurements() and the tables below read results/stage_12_h200_2026-11-25/measure_12.json (tools/measure_12.py).
+- measurements() and the tables below read results/stage_12_h200_2026-11-25/measure_12.json (tools/measure_12.py);
+  the numbers notebook 12's prose states of it are helpers/measure/facts/notebook_12.py's.
 """
 
 from __future__ import annotations
@@ -236,77 +237,6 @@ def cublas_launch(path=NCU_STAGE_10) -> dict[str, str]:
     return out
 
 
-# ---- numbers notebook 12 states in prose (helpers.measure.facts registers them; markers <!-- fact: NAME -->) ------
-STEP_KEYS = {"cublas": "cuBLAS TF32", "wgmma": "10_wgmma", "tma_ws": "TMA + warp specialization",
-             "persistent": "+ persistent tiles", "round": "+ TF32 rounded by the copy engine"}
-
-
-def _step_tflops(key: str) -> float:
-    t = steps_table(measurements())
-    return float(t.loc[STEP_KEYS[key], "median TFLOP/s"])
-
-
-def _rounds(key: str, pick: str) -> float:
-    """The lowest or highest (pick: min, max) of a step's % of cuBLAS over the rounds ('cublas': its TFLOP/s)."""
-    rows = [r for rnd in measurements()["steps_4096"] for r in rnd if r["step"] == STEP_KEYS[key]]
-    values = [r["tflops"] if key == "cublas" else r["pct_cublas_tf32"] for r in rows]
-    return {"min": min, "max": max}[pick](values)
-
-
-def _sweep_pct(shape: str) -> float:
-    want = [int(x) for x in shape.split("x")]
-    return next(r["pct_cublas_tf32"] for r in measurements()["sweep"] if r["shape"] == want)
-
-
-def _geomean_even() -> float:
-    """The sweep's geometric mean without the shapes with an odd side, where cuBLAS TF32 leaves its fast kernels."""
-    pct = [r["pct_cublas_tf32"] for r in measurements()["sweep"] if all(n % 2 == 0 for n in r["shape"])]
-    return math.exp(sum(math.log(p) for p in pct) / len(pct))
-
-
-def _precision(what: str, key: str) -> float:
-    return next(r[key] for r in measurements()["precision"] if r["what"].startswith(what))
-
-
-def _error_ratio(which: str) -> float:
-    """'max' or 'rms': the default's (ROUND = 1) error over cuBLAS TF32's; 'trunc': ROUND = 0's RMS over cuBLAS's."""
-    default = "12_warp_specialized (BM=256, CONSUMERS=2, STAGES=4, "
-    if which == "trunc":
-        return _precision(default + "ROUND=0", "rms_err_over_rms") / _precision("cuBLAS TF32", "rms_err_over_rms")
-    key = f"{which}_err_over_rms"
-    return _precision(default + "ROUND=1", key) / _precision("cuBLAS TF32", key)
-
-
-def _first_kernel(what: str) -> float:
-    """The first kernel's run: 'round_pct' (rounding A's tiles in shared memory, median %), 'tfloat32_tflops'."""
-    data = results_files.read_json(FIRST_KERNEL)
-    if what == "tfloat32_tflops":
-        return data["precision_tfloat32_maps"]["tflops"]
-    return float(np.median([r["pct_cublas_tf32"] for rnd in data["steps_4096"] for r in rnd
-                            if r["step"] == "+ TF32 rounded to nearest"]))
-
-
-def _config_tflops(which: str) -> float:
-    """TFLOP/s at 4096³ in the configurations' timings: 'round1', 'round0' (persistent) or 'persistent0' (ROUND = 1)."""
-    want = {"round1": "ROUND=1, PERSISTENT=1", "round0": "ROUND=0, PERSISTENT=1", "persistent0": "ROUND=1, PERSISTENT=0"}
-    return next(r["tflops"] for r in measurements()["configs_timed"] if r["size"] == 4096
-                and r["config"] == f"BM=256, CONSUMERS=2, STAGES=4, {want[which]}")
-
-
-FACTS = {
-    "s12_config_tflops": (MEASUREMENTS.name, _config_tflops),
-    "s12_step_pct": (MEASUREMENTS.name, lambda key: step_medians(measurements())[STEP_KEYS[key]]),
-    "s12_step_tflops": (MEASUREMENTS.name, _step_tflops),
-    "s12_round_min": (MEASUREMENTS.name, lambda key: _rounds(key, "min")),
-    "s12_round_max": (MEASUREMENTS.name, lambda key: _rounds(key, "max")),
-    "s12_sweep_pct": (MEASUREMENTS.name, _sweep_pct),
-    "s12_sweep_geomean_pct": (MEASUREMENTS.name, lambda: sweep_geomean(measurements())),
-    "s12_sweep_geomean_even_pct": (MEASUREMENTS.name, _geomean_even),
-    "s12_error_ratio": (MEASUREMENTS.name, _error_ratio),
-    "s12_first_kernel": (FIRST_KERNEL.name, _first_kernel),
-}
-
-
 # ---- Nsight Compute on stage 12 (tools/experiments/ncu_10.sh OUT ncu_12) --------------------------------------------
 NCU_STAGE_12 = RESULTS / "ncu_12_metrics.csv"
 NCU_KERNELS = {"sgemm_wgmma": "10_wgmma", "sgemm_warp_specialized": "12_warp_specialized", "sm90_xmma_gemm": "cuBLAS TF32"}
@@ -335,17 +265,3 @@ def committed_ncu(path=NCU_STAGE_12) -> pd.DataFrame:
     twelve = out.index[out["kernel"] == "12_warp_specialized"]
     out.loc[twelve, "kernel"] = [f"12_warp_specialized ({c})" for c in ("PERSISTENT=1", "PERSISTENT=0")[:len(twelve)]]
     return out.set_index("kernel")
-
-
-def _ncu(arg: str) -> float:
-    """'kernel/what': kernel wgmma, ws or cublas; what pipe (tensor pipe busy, %), time (µs) or wavefronts (per
-    shared-load instruction)."""
-    kernel, col = arg.split("/")
-    names = {"wgmma": "10_wgmma", "ws": "12_warp_specialized (PERSISTENT=1)", "cublas": "cuBLAS TF32"}
-    row = committed_ncu().loc[names[kernel]]
-    if col == "wavefronts":   # per shared-load instruction
-        return float(row["shared-load wavefronts"] / row["shared loads (warp instructions)"])
-    return float(row[{"pipe": "tensor pipe busy (%)", "time": "time (µs)"}[col]])
-
-
-FACTS["s12_ncu"] = (NCU_STAGE_12.name, _ncu)

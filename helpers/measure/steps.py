@@ -1,7 +1,7 @@
 """A stage's steps, one idea each, as measured on a GPU by `tools/measure_steps.py` (results/stage_SS_*/
 measure_SS_steps.json): the chain's TFLOP/s at 4096³ in interleaved rounds beside cuBLAS FP32, each step's
-gain over the one before it in the same round, and a sweep of shapes. Readers for the notebooks and FACTS
-for the numbers their prose states (helpers/measure/facts.py)."""
+gain over the one before it in the same round, and a sweep of shapes. Readers for the notebooks (the numbers
+their prose states are helpers/measure/facts/stage_steps.py's)."""
 
 from __future__ import annotations
 
@@ -43,11 +43,11 @@ def label(stage_id: str) -> str:
             f"verified on the shape catalogue first: `{rel(p)}`, made by `{v['command']}`.")
 
 
-def _series(data: dict, kernel: str, key: str) -> list[float]:
+def series(data: dict, kernel: str, key: str) -> list[float]:
     return [r[key] for rnd in data["rounds_4096"] for r in rnd if r["kernel"] == kernel]
 
 
-def _gains(data: dict, kernel: str) -> list[float]:
+def gains(data: dict, kernel: str) -> list[float]:
     """The kernel's gain over the kernel before it in the chain, in each round, in %."""
     names = [c["kernel"] for c in data["chain"]]
     before = names[names.index(kernel) - 1]
@@ -67,9 +67,9 @@ def table(stage_id: str) -> pd.DataFrame:
     for i, c in enumerate(data["chain"]):
         k = c["kernel"]
         rows.append({"kernel": k, "configuration": c["config"], "registers": regs.get(k),
-                     "TFLOP/s": statistics.median(_series(data, k, "tflops")),
-                     "% of cuBLAS": statistics.median(_series(data, k, "pct_cublas")),
-                     "gain over the row above, %": statistics.median(_gains(data, k)) if i else None})
+                     "TFLOP/s": statistics.median(series(data, k, "tflops")),
+                     "% of cuBLAS": statistics.median(series(data, k, "pct_cublas")),
+                     "gain over the row above, %": statistics.median(gains(data, k)) if i else None})
     return pd.DataFrame(rows).round(1)
 
 
@@ -79,30 +79,3 @@ def sweep(stage_id: str) -> pd.DataFrame:
     t = pd.DataFrame([{"M × N × K": " × ".join(map(str, r["shape"])), "kernel": r["kernel"], "TFLOP/s": r["tflops"]}
                       for r in data["sweep"]])
     return t.pivot_table(index="M × N × K", columns="kernel", values="TFLOP/s", sort=False).round(1)
-
-
-def _kernel(data: dict, arg: str) -> str:
-    """A kernel of the chain by its name in the file, or 'parent': the first step's parent at the steps'
-    configuration, the last of the chain's leading entries of the first step's parent (which may be a kernel of
-    the same stage: 10_tensor_cores before 10_mma_sync)."""
-    if arg != "parent":
-        return arg
-    chain = data["chain"]
-    parent = [c for c in chain if c["variant"] == chain[0]["variant"]]
-    return parent[-1]["kernel"]
-
-
-def _fact(stage_and_kernel: str, what: str) -> float:
-    stage_id, _, kernel = stage_and_kernel.partition("/")
-    data = load(stage_id)
-    kernel = _kernel(data, kernel)
-    if what == "gain":
-        return statistics.median(_gains(data, kernel))
-    return statistics.median(_series(data, kernel, {"tflops": "tflops", "pct": "pct_cublas"}[what]))
-
-
-FACTS = {
-    "steps_tflops": ("the newest results/stage_SS_*/measure_SS_steps.json", lambda arg: _fact(arg, "tflops")),
-    "steps_pct_cublas": ("the newest results/stage_SS_*/measure_SS_steps.json", lambda arg: _fact(arg, "pct")),
-    "steps_gain_pct": ("the newest results/stage_SS_*/measure_SS_steps.json", lambda arg: _fact(arg, "gain")),
-}

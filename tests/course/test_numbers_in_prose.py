@@ -4,6 +4,8 @@ number followed by TFLOP/s, GFLOP/s, GB/s or %, and every number with a decimal 
 "(56.9)", "2.61 × 10⁻⁴"), carries a marker: a measured fact, or `<!-- not measured: why -->` for a computed number,
 a band to choose from or a target. Inline code, link targets and tool versions ("ptxas 12.9") are not prose."""
 
+import importlib
+import pkgutil
 import re
 
 import nbformat
@@ -52,17 +54,17 @@ def test_every_marked_number_is_its_fact(path):
 @pytest.mark.parametrize("path", [p for p in NOTEBOOK_PATHS if p.name[:2] in facts.ENFORCED], ids=lambda p: p.stem)
 def test_enforced_notebooks_mark_every_measured_number(path):
     found = [hit for text in _markdown(path) for hit in unmarked(text)]
-    assert not found, f"{path.name}: numbers with no fact marker (helpers/measure/facts.py): {found}"
+    assert not found, f"{path.name}: numbers with no fact marker (docs/numbers.md): {found}"
 
 
 def test_the_check_catches_a_wrong_number_and_an_unmarked_one():
-    m = facts.MARKER.search("gained 12%<!-- fact: gain_pct/06_transposed_a --> with")
+    m = facts.MARKER.search("gained 12%<!-- fact: autotune_gain_pct/06_transposed_a --> with")
     assert m and not facts.agrees(m["number"], facts.value(m["name"]))
-    assert facts.agrees("11", facts.value("gain_pct/06_transposed_a"))
+    assert facts.agrees("11", facts.value("autotune_gain_pct/06_transposed_a"))
     assert facts.agrees("236.9", 236.89) and not facts.agrees("236.8", 236.89) and facts.agrees("1,089", 1089)
     assert UNMARKED.search("ran at 48.3 TFLOP/s on") and not UNMARKED.search("48.3 TFLOP/s<!-- fact: x -->")
     assert UNMARKED.search("copies at 9 GB/s from") and UNMARKED.search("at 1.2 GFLOP/s at")
-    assert facts.MARKER.search("at 9 GB/s<!-- fact: s01_ceiling/DRAM -->")["name"] == "s01_ceiling/DRAM"
+    assert facts.MARKER.search("at 9 GB/s<!-- fact: cpu_copy_gbs/DRAM -->")["name"] == "cpu_copy_gbs/DRAM"
     # decimals in any form need a marker; versions, code and integers with no unit do not
     for text in ("1.8 times 09", "slower (56.9): the", "RMS 2.61 × 10⁻⁴ of", "0.25 FLOP/B", "ran 1.3 times<!-- x -->"):
         assert unmarked(text), text
@@ -70,8 +72,26 @@ def test_the_check_catches_a_wrong_number_and_an_unmarked_one():
                  "1.8 times<!-- fact: x -->", "(56.9<!-- not measured: computed, 1.2 / 3.4 -->)",
                  "2.61 × 10⁻⁴<!-- fact: x -->", "48.3 TFLOP/s <!-- fact: x -->"):
         assert not unmarked(text), text
-    ratio = facts.MARKER.search("ran 1.3 times<!-- fact: ratio/s04_tflops/04.64.64.8.16:s04_tflops/04.64.64.8.8 -->")
+    ratio = facts.MARKER.search("ran 1.3 times<!-- fact: ratio/tuning_run_tflops/04_1d_thread_tiling/BM64,BN64,BK8,TM16:"
+                                 "tuning_run_tflops/04_1d_thread_tiling/BM64,BN64,BK8,TM8 -->")
     assert ratio["unit"] == "times" and facts.agrees("1.3", facts.value(ratio["name"]))
     assert facts.agrees("2.61", 2.612e-4, "⁻⁴") and not facts.agrees("2.61", 2.62e-4, "⁻⁴")
     with pytest.raises(KeyError, match="no fact"):
         facts.value("no_such_fact")
+    # a configuration names every field of the kernel's, so that a name cannot silently mean another row
+    with pytest.raises(KeyError, match="leaves out TM"):
+        facts.value("tuning_run_tflops/04_1d_thread_tiling/BM64,BN64,BK16")
+    with pytest.raises(KeyError, match="not one of"):
+        facts.value("tuning_run_tflops/04_1d_thread_tiling/BM64,BN64,BK16,TM16,TN4")
+    with pytest.raises(KeyError, match="takes"):
+        facts.value("tuning_run_tflops/04_1d_thread_tiling")
+
+
+def test_every_facts_module_is_in_the_registry():
+    """A notebook's module left out of facts.MODULES would leave its markers failing as unknown facts."""
+    package = importlib.import_module("helpers.measure.facts")
+    for info in pkgutil.iter_modules(package.__path__):
+        module = importlib.import_module(f"helpers.measure.facts.{info.name}")
+        if hasattr(module, "FACTS"):
+            assert module in facts.MODULES, f"{module.__name__} has FACTS but is not in facts.MODULES"
+            assert all(facts.FACTS[name] is f for name, f in module.FACTS.items())

@@ -128,9 +128,11 @@ PREDICTION_CHOICES = {"a": "under 2 times", "b": "2 to 5 times", "c": "5 to 20 t
 
 
 def _prediction_measured() -> dict:
-    """TFLOP/s of both kernels and cuBLAS at 4096³, and the speed-up, from PREDICTION_FILE (facts.s02_*)."""
-    rates = {v: facts.value(f"s02_tflops/{v}") for v in ("02_naive", "02_naive_coalesced", "cublas_sgemm")}
-    return dict(rates, speedup=facts.value("s02_speedup"), pct=facts.value("s02_pct_cublas/02_naive_coalesced"))
+    """TFLOP/s of both kernels and cuBLAS at 4096³, and the speed-up, from PREDICTION_FILE (facts.coalescing_run_*)."""
+    rates = {v: facts.value(f"coalescing_run_tflops/{v}/4096")
+             for v in ("02_naive", "02_naive_coalesced", "cublas_sgemm")}
+    return dict(rates, speedup=facts.value("coalescing_run_speedup/02_naive_coalesced/02_naive/4096"),
+                pct=facts.value("coalescing_run_pct_cublas/02_naive_coalesced/4096"))
 
 
 def _prediction_answer() -> str:

@@ -114,10 +114,10 @@ PREDICTION_CHOICES = {"a": "no faster (under 1.1 times), or slower", "b": "1.1 t
 
 
 def _prediction_measured() -> dict:
-    """TFLOP/s of 02_naive_coalesced, 03_smem_tiling (tile 32) and cuBLAS at 4096³, and the speed-up (facts.s03_*)."""
-    rates = {v: facts.value(f"s03_ladder_tflops/{v}") for v in ("02_naive_coalesced", "03_smem_tiling", "cublas")}
-    return dict(rates, speedup=facts.value("s03_ladder_speedup"),
-                pct=facts.value("s03_ladder_pct_cublas/03_smem_tiling"))
+    """TFLOP/s of 02_naive_coalesced, 03_smem_tiling (tile 32) and cuBLAS at 4096³, and the speed-up (facts)."""
+    rates = {v: facts.value(f"ladder_tflops/{v}") for v in ("02_naive_coalesced", "03_smem_tiling", "cublas")}
+    return dict(rates, speedup=facts.value("ladder_speedup/03_smem_tiling/02_naive_coalesced"),
+                pct=facts.value("ladder_pct_cublas/03_smem_tiling"))
 
 
 def _prediction_answer() -> str:

@@ -122,17 +122,17 @@ def check_04_exercise_2(answer) -> Feedback:
 
 # ---- the prediction, before section 4 measures (issue 21): asked of the committed H200 tuning run ----
 PREDICTION_FILE = "results/stages_04_05_h200_2026-11-22.json"
-PREDICTION_CONFIG = "04.64.64.16.16"     # the default: BM = BN = 64, BK = 16, TM = 16 (facts.s04_*)
+PREDICTION_CONFIG = "04_1d_thread_tiling/BM64,BN64,BK16,TM16"     # the default (facts.tuning_run_*)
 PREDICTION_BANDS = {"a": (0.0, 10.0), "b": (10.0, 30.0), "c": (30.0, 60.0), "d": (60.0, math.inf)}
 PREDICTION_CHOICES = {"a": "below 10 %", "b": "10 to 30 %", "c": "30 to 60 %", "d": "above 60 %"}
 
 
 def _prediction_measured() -> dict:
     """The default's TFLOP/s and % of cuBLAS at 4096³, cuBLAS's, and stage 03's on the ladder (facts)."""
-    return {"tflops": facts.value(f"s04_tflops/{PREDICTION_CONFIG}"),
-            "pct": facts.value(f"s04_pct_cublas/{PREDICTION_CONFIG}"),
-            "cublas": facts.value("s04_cublas_tflops/before"),
-            "stage03": facts.value("s03_ladder_tflops/03_smem_tiling")}
+    return {"tflops": facts.value(f"tuning_run_tflops/{PREDICTION_CONFIG}"),
+            "pct": facts.value(f"tuning_run_pct_cublas/{PREDICTION_CONFIG}"),
+            "cublas": facts.value("tuning_run_cublas_tflops/before"),
+            "stage03": facts.value("ladder_tflops/03_smem_tiling")}
 
 
 def _prediction_answer() -> str:

@@ -111,14 +111,15 @@ def check_05_exercise_2(answer) -> Feedback:
 
 # ---- the prediction, before section 4 measures (issue 21): asked of the committed H200 tuning run ----
 PREDICTION_FILE = "results/stages_04_05_h200_2026-11-22.json"
-PREDICTION_TILES = {"16 x 4": "05.128.128.16.16.4", "8 x 8": "05.128.128.16.8.8"}   # facts.s04_tflops arguments
+PREDICTION_TILES = {"16 x 4": "BM128,BN128,BK16,TM16,TN4", "8 x 8": "BM128,BN128,BK16,TM8,TN8"}   # facts' form
 PREDICTION_BANDS = {"a": (0.0, 1 / 1.05), "b": (1 / 1.05, 1.05), "c": (1.05, math.inf)}   # 16 x 4's time over 8 x 8's
 PREDICTION_CHOICES = {"a": "8 × 8, by more than 5 %", "b": "within 5 % of each other", "c": "16 × 4, by more than 5 %"}
 
 
 def _prediction_measured() -> dict:
     """TFLOP/s of both thread tiles (128 × 128 × 16) at 4096³, and how many times faster 16 × 4 ran (facts)."""
-    rates = {tile: facts.value(f"s04_tflops/{arg}") for tile, arg in PREDICTION_TILES.items()}
+    rates = {tile: facts.value(f"tuning_run_tflops/05_2d_thread_tiling/{arg}")
+             for tile, arg in PREDICTION_TILES.items()}
     return dict(rates, ratio=rates["16 x 4"] / rates["8 x 8"])
 
 

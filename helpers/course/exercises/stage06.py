@@ -140,15 +140,17 @@ def check_06_exercise_2(answer) -> Feedback:
 
 # ---- the prediction, before section 5 measures (issue 21): asked of the committed H200 run ----
 PREDICTION_FILE = "results/stages_06_09_h200_2026-11-22/exp_06_07.json"
-PREDICTION_TILE = "128.128.16.16.4"      # stage 05's default: BM = BN = 128, BK = 16, 16 x 4 thread tiles
-PREDICTION_KERNELS = {"a": "05", "b": "padded", "c": "transposed_a", "d": "swizzled"}    # facts.s06_tflops kinds
+PREDICTION_TILE = "BM128,BN128,BK16,TM16,TN4"      # stage 05's default: 16 x 4 thread tiles
+PREDICTION_KERNELS = {"a": "05_2d_thread_tiling", "b": "06_padded", "c": "06_transposed_a", "d": "06_swizzled"}
 PREDICTION_CHOICES = {"a": "05_2d_thread_tiling, unchanged", "b": "06_padded", "c": "06_transposed_a",
                       "d": "06_swizzled"}
 
 
 def _prediction_measured() -> dict:
-    """Each kernel's median TFLOP/s of three runs at 4096³ with stage 05's default tile (facts.s06_tflops)."""
-    return {k: facts.value(f"s06_tflops/{kind}.{PREDICTION_TILE}") for k, kind in PREDICTION_KERNELS.items()}
+    """Each kernel's median TFLOP/s of three runs at 4096³ with stage 05's default tile (facts.run_06_07_tflops;
+    06_padded's padding is 1)."""
+    return {k: facts.value(f"run_06_07_tflops/{v}/{PREDICTION_TILE}{',PAD1' if v == '06_padded' else ''}")
+            for k, v in PREDICTION_KERNELS.items()}
 
 
 def _prediction_answer() -> str:

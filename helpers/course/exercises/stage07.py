@@ -216,8 +216,11 @@ PRED07_BANDS = {"a": (-100.0, 5.0), "b": (5.0, 20.0), "c": (20.0, 40.0), "d": (4
 
 def _pred07_measured() -> dict:
     """07's and 06's TFLOP/s with the same 8 x 8 tiles and the gain, from the committed experiment."""
-    return {"07": facts.value("s07_tflops/07_8x8"), "06": facts.value("s07_tflops/06_8x8"),
-            "gain": facts.value("s07_gain_over_06_pct"), "cublas": facts.value("s07_tflops/cublas")}
+    tiles = "BM128,BN128,BK8,TM8,TN8"
+    return {"07": facts.value(f"run_06_07_tflops/07_vectorized/{tiles}"),
+            "06": facts.value(f"run_06_07_tflops/06_transposed_a/{tiles}"),
+            "gain": facts.value(f"run_06_07_gain_pct/07_vectorized/06_transposed_a/{tiles}"),
+            "cublas": facts.value("run_06_07_tflops/cublas")}
 
 
 def _pred07_answer() -> str:
