@@ -4,9 +4,10 @@ The source rewrites (this is the one place that describes them; other comments p
 .cu file is compiled with runtime/cuda_emu.h force-included and three rewrites, none of which
 moves a line, so a `#line` directive makes compiler messages name the .cu file and its own line
 numbers (_translation_unit):
-1. `extern __shared__` (and an `__align__(n)` after it, which C++ allows nowhere there) becomes
-   `__emu_extern_shared__`, cuda_emu.h's `extern`: the link points every such array, and
-   __emu_dynamic_shared, at the runtime's dynamic shared memory, as aligned as declared (build).
+1. `extern __shared__` becomes `__emu_extern_shared__`, cuda_emu.h's `extern`, and an
+   `__align__(n)` after it is dropped (C++ allows alignas nowhere there): the link points every
+   such array, and __emu_dynamic_shared, at the runtime's dynamic shared memory, as aligned as
+   declared (build).
 2. Each `__shared__ T name[dims];` becomes `using __emu_shared_tN = T[dims]; auto& name =
    __emu_shared_var<__emu_shared_tN, N, align>("name", line);`, a reference to the block's
    storage in the runtime's static shared arena, with a redzone after each array (GCC would put a
@@ -150,10 +151,10 @@ def _runtime_parts() -> list[Path]:
 
 def runtime_object() -> Path:
     """The runtime compiled once per compiler and flags, from the cache (checked when used). Its
-    files are compiled as one unit, runtime.cpp, that includes each of them: the headers they share
-    are parsed once and the optimizer sees across files, as when the runtime was one file (apart,
-    they took 10 % more CPU time, which compiling two at a time did not win back on a busy 2-core
-    machine)."""
+    files are compiled as one generated unit (runtime.cpp in the cache entry) that includes them
+    all: the headers they share are parsed once and the optimizer sees across files, as when the
+    runtime was one file. (Compiled apart they took 10 % more CPU time, which compiling two at a
+    time did not win back on a busy 2-core machine.)"""
     cxx = find_compiler()
     key = _digest(str(build_cache.FORMAT), cxx.path, cxx.version, " ".join(_base_flags()), _runtime_sources())
 
