@@ -3,8 +3,9 @@
 How it works
 - compiler.py builds a .cu file with g++ or clang++, force-including runtime/cuda_emu.h (the
   CUDA keywords, built-in variables, vector types, barriers, shuffles, atomics, math) and linking
-  runtime/runtime.cpp. The source is not edited except `extern __shared__` -> a macro (same line),
-  and `#pragma unroll` -> GCC's spelling; messages keep the .cu file's own line numbers.
+  the runtime, runtime/runtime_*.cpp (runtime_internal.h describes its files). The source is
+  rewritten in three ways that move no line, so messages keep the .cu file's own line numbers
+  (compiler.py's docstring describes them).
 - build_cache.py keeps the builds on disk (TBT_CACHE_DIR): each entry written whole or not at all,
   checked against its recorded size and SHA-256 when used, built again once (one line says so) when
   a crash or a full disk damaged it; a cache folder that cannot be written gives way to a temporary one.

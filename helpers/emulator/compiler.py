@@ -1,10 +1,30 @@
 """Building a kernel .cu file into an emulator program with the machine's C++ compiler.
 
-The .cu source is compiled unchanged except for one token rewrite that keeps every line in
-place (`extern __shared__` -> `__emu_extern_shared__`); a `#line` directive makes compiler
-messages name the .cu file and its own line numbers. Builds are cached on disk, keyed by
-everything that goes into them, so a second launch of the same kernel compiles nothing; the
-cache checks its entries when they are used and heals damaged ones (build_cache.py).
+The source rewrites (this is the one place that describes them; other comments point here). A
+.cu file is compiled with runtime/cuda_emu.h force-included and three rewrites, none of which
+moves a line, so a `#line` directive makes compiler messages name the .cu file and its own line
+numbers (_translation_unit):
+1. `extern __shared__` becomes `__emu_extern_shared__`, cuda_emu.h's `extern`, and an
+   `__align__(n)` after it is dropped (C++ allows alignas nowhere there): the link points every
+   such array, and __emu_dynamic_shared, at the runtime's dynamic shared memory, as aligned as
+   declared (build).
+2. Each `__shared__ T name[dims];` becomes `using __emu_shared_tN = T[dims]; auto& name =
+   __emu_shared_var<__emu_shared_tN, N, align>("name", line);`, a reference to the block's
+   storage in the runtime's static shared arena, with a redzone after each array (GCC would put a
+   static of a template kernel outside any section the runtime can find). In trace builds the
+   reference is `static`: the sanitizer checks an access through a local reference only once per
+   basic block, so `s[t] += x` would be traced as a load alone. A declaration it cannot read (two
+   variables, an initializer) is refused with a message (_rewrite_shared).
+3. With GCC, nvcc's `#pragma unroll [count]` becomes `#pragma GCC unroll count`, GCC's spelling
+   (_unroll_count says which count).
+Around the source: entries_stub.h before it, and after it the table of the requested kernel
+instantiations. Inline PTX (asm) is refused before compiling (check_supported).
+
+The runtime, runtime/runtime_*.cpp (runtime_internal.h describes its files), is compiled once per
+compiler and flags into one object that every kernel's program links (runtime_object).
+Builds are cached on disk, keyed by everything that goes into them, so a second launch of the
+same kernel compiles nothing; the cache checks its entries when they are used and heals damaged
+ones (build_cache.py).
 """
 
 from __future__ import annotations
@@ -24,9 +44,8 @@ from helpers.emulator import build_cache
 from helpers.emulator.build_cache import cache_dir  # noqa: F401  (where the builds go; autotune's cache is beside it)
 
 RUNTIME_DIR = Path(__file__).parent / "runtime"
-SHADOW_OFFSET = "0x7fff8000"  # must match kShadowOffset in runtime.cpp
-# An __align__ after `extern __shared__` is dropped (alignas may not stand there in C++): the
-# linker places dynamic shared memory as aligned as it says (build()).
+SHADOW_OFFSET = "0x7fff8000"  # must match kShadowOffset in runtime/runtime_memory.cpp
+# The source rewrites: the module's docstring.
 _EXTERN_SHARED = re.compile(r"\bextern\s+__shared__\b(?:\s*__align__\s*\(\s*(\d+)\s*\))?")
 _EXTERN_SHARED_NAME = re.compile(r"\bextern\s+__shared__\b[^;]*?(\w+)\s*\[\s*\]")
 # nvcc's `#pragma unroll [count]`: the count may be a macro or a template parameter (`TM`, `(BM / 8)`).
@@ -115,22 +134,33 @@ def _digest(*parts: str | bytes) -> str:
 
 
 def _runtime_sources() -> str:
-    """The runtime and every header a kernel may include from it (part of every cache key)."""
-    return "".join(p.read_text() for d in (RUNTIME_DIR, RUNTIME_DIR / "include") for p in sorted(d.iterdir())
-                   if p.suffix in (".h", ".cuh", ".cpp"))
+    """The runtime's files and every header a kernel may include from it (part of every cache key:
+    editing any of them builds the runtime and every program again)."""
+    return "".join(f"{p.name}\n{p.read_text()}" for d in (RUNTIME_DIR, RUNTIME_DIR / "include")
+                   for p in sorted(d.iterdir()) if p.suffix in (".h", ".cuh", ".cpp"))
 
 
 def _run(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
 
 
+def _runtime_parts() -> list[Path]:
+    """The runtime's source files (each compiles alone: tests/emulator/test_runtime_files.py)."""
+    return sorted(RUNTIME_DIR.glob("runtime_*.cpp"))
+
+
 def runtime_object() -> Path:
-    """The runtime compiled once per compiler and flags, from the cache (checked when used)."""
+    """The runtime compiled once per compiler and flags, from the cache (checked when used). Its
+    files are compiled as one generated unit (runtime.cpp in the cache entry) that includes them
+    all: the headers they share are parsed once and the optimizer sees across files, as when the
+    runtime was one file. (Compiled apart they took 10 % more CPU time, which compiling two at a
+    time did not win back on a busy 2-core machine.)"""
     cxx = find_compiler()
     key = _digest(str(build_cache.FORMAT), cxx.path, cxx.version, " ".join(_base_flags()), _runtime_sources())
 
     def make(folder: Path) -> None:
-        r = _run([cxx.path, *_base_flags(), "-c", str(RUNTIME_DIR / "runtime.cpp"), "-o", "runtime.o"], folder)
+        (folder / "runtime.cpp").write_text("".join(f'#include "{p.name}"\n' for p in _runtime_parts()))
+        r = _run([cxx.path, *_base_flags(), "-I", str(RUNTIME_DIR), "-c", "runtime.cpp", "-o", "runtime.o"], folder)
         if r.returncode:
             build_cache.raise_if_disk_error(r.stderr, folder)
             raise KernelCompileError(f"The emulator runtime did not compile with {cxx.version}:\n{r.stderr}")
@@ -164,11 +194,8 @@ _SHARED_PARTS = re.compile(
 
 
 def _rewrite_shared(source: KernelSource, text: str, static_reference: bool = False) -> str:
-    """Each `__shared__ T name[dims];` becomes a reference to the block's storage in the
-    runtime's shared arena (GCC would put a static of a template kernel outside any section the
-    runtime can find). Line breaks are kept, so line numbers do not move. For traces the
-    reference is static: the sanitizer checks an access through a local reference only once
-    per basic block, so `s[t] += x` would be traced as a load alone."""
+    """Source rewrite 2 of the module's docstring: each `__shared__ T name[dims];` becomes a
+    reference to the block's storage in the runtime's static shared arena (`static` for traces)."""
     code = strip_comments(text)
     pieces, last = [], 0
     for i, m in enumerate(_SHARED_DECL.finditer(code)):
@@ -205,6 +232,7 @@ def _unroll_count(rest: str) -> str:
 
 
 def _translation_unit(source: KernelSource, name_expressions: tuple[str, ...], checks: str) -> str:
+    """The kernel's unit: its source with the rewrites of the module's docstring, then its entry table."""
     body = _rewrite_shared(source, _EXTERN_SHARED.sub("__emu_extern_shared__", source.text),
                            static_reference=checks == "trace")
     if find_compiler().family == "gcc":  # GCC spells nvcc's `#pragma unroll` differently
@@ -318,7 +346,6 @@ def build(source: KernelSource, name_expressions: tuple[str, ...], checks: str =
         # gives it after a static array: the runtime's buffer is 4096-aligned, so start that far in.
         skew = min(max([16, *(int(a) for a in _EXTERN_SHARED.findall(code) if a)]), 4096)
         link = [f"-Wl,--defsym,{name}=__emu_dynamic_smem+{skew}" for name in (*dynamic, "__emu_dynamic_shared")]
-        # unit.o first: the runtime's guard then ends the emu_smem section.
         r = _run([cxx.path, "-no-pie", "-static-libstdc++", "-static-libgcc", "unit.o", str(runtime),
                   "-o", "kernel", *link], folder)
         if r.returncode:

@@ -103,7 +103,7 @@ class _Buffer:
     writable: bool
 
 
-# One traced access, as runtime.cpp's TraceRecord writes it.
+# One traced access, as runtime/runtime_memory.cpp's TraceRecord writes it.
 TRACE_RECORD = np.dtype([("pc", "<u8"), ("offset", "<i8"), ("block", "<u4"), ("epoch", "<u4"),
                          ("warp_epoch", "<u4"), ("seq", "<u4"), ("thread", "<u2"), ("buffer", "i1"),
                          ("space", "u1"), ("size", "u1"), ("op", "u1"), ("repeat", "u1"), ("pad", "V1")])

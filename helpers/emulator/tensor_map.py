@@ -2,7 +2,7 @@
 
 On a GPU the driver encodes 128 opaque bytes naming the array's address. The emulator's kernels run in another
 process, where the array is one of the launch's shared buffers: the map names it by buffer index, which the
-launcher fills in (TensorMapArg.encode). runtime_tma.h reads the same layout (struct EmuTensorMap).
+launcher fills in (TensorMapArg.encode). runtime/runtime_tma.cpp reads the same layout (struct EmuTensorMap).
 """
 
 from __future__ import annotations

@@ -1,8 +1,10 @@
 // Tile by Tile CPU emulator: the CUDA C++ device dialect for a host C++ compiler.
 //
-// The emulator compiles a kernel's .cu file unchanged with this header force-included
-// (-include cuda_emu.h). Every CUDA thread runs as a fiber; a block's fibers share the
-// block's shared memory. The runtime (runtime.cpp) implements the functions declared here.
+// The emulator compiles a kernel's .cu file with this header force-included (-include
+// cuda_emu.h), after the source rewrites that compiler.py's docstring describes. Every CUDA
+// thread runs as a fiber; a block's fibers share the
+// block's shared memory. The runtime (runtime_*.cpp; runtime_internal.h describes its files)
+// implements the functions declared here.
 #pragma once
 
 // Standard headers come first, before the keyword macros below: libstdc++ 13 and later spell
@@ -32,9 +34,8 @@
 #define __launch_bounds__(...)
 #define __grid_constant__
 #define __constant__ static
-// The loader rewrites each `__shared__ T name[dims];` into
-// `auto& name = __emu_shared_var<T[dims], id, align>("name", line);`, one block's storage in the
-// runtime's static shared arena; a __shared__ it could not rewrite is refused before compiling.
+// Each `__shared__ T name[dims];` is rewritten into a reference to what __emu_shared_var returns,
+// one block's storage in the runtime's static shared arena (compiler.py's docstring, rewrite 2).
 extern "C" void* __emu_shared_alloc(size_t size, size_t align, const char* name, int line);
 template <class T, int ID, size_t ALIGN>
 static inline T& __emu_shared_var(const char* name, int line) {
@@ -43,57 +44,14 @@ static inline T& __emu_shared_var(const char* name, int line) {
   return *storage;
 }
 #define __align__(n) alignas(n)
-// `extern __shared__ T name[];` (dynamic shared memory) is rewritten to this by the loader;
-// the linker points `name` at the runtime's dynamic shared buffer.
+// `extern __shared__` (dynamic shared memory) is rewritten to this (compiler.py's docstring,
+// rewrite 1); the link points `name` at the runtime's dynamic shared buffer.
 #define __emu_extern_shared__ extern
 #define __CUDA_ARCH__ 800
 #define warpSize 32
 
-// ---- built-in vector types ---------------------------------------------------------------
-#define EMU_VEC1(T, N, A) struct alignas(A) N##1 { T x; };
-#define EMU_VEC2(T, N, A) struct alignas(A) N##2 { T x, y; };
-#define EMU_VEC3(T, N) struct N##3 { T x, y, z; };
-#define EMU_VEC4(T, N, A) struct alignas(A) N##4 { T x, y, z, w; };
-#define EMU_MAKE(T, N)                                                                    \
-  static inline N##1 make_##N##1(T x) { return N##1{x}; }                                \
-  static inline N##2 make_##N##2(T x, T y) { return N##2{x, y}; }                        \
-  static inline N##3 make_##N##3(T x, T y, T z) { return N##3{x, y, z}; }                \
-  static inline N##4 make_##N##4(T x, T y, T z, T w) { return N##4{x, y, z, w}; }
-#define EMU_VECS(T, N, A1, A2, A4) \
-  EMU_VEC1(T, N, A1) EMU_VEC2(T, N, A2) EMU_VEC3(T, N) EMU_VEC4(T, N, A4) EMU_MAKE(T, N)
-EMU_VECS(float, float, 4, 8, 16)
-EMU_VECS(double, double, 8, 16, 16)
-EMU_VECS(int, int, 4, 8, 16)
-EMU_VECS(unsigned int, uint, 4, 8, 16)
-EMU_VECS(signed char, char, 1, 2, 4)
-EMU_VECS(unsigned char, uchar, 1, 2, 4)
-EMU_VECS(short, short, 2, 4, 8)
-EMU_VECS(unsigned short, ushort, 2, 4, 8)
-EMU_VECS(long long, longlong, 8, 16, 16)
-EMU_VECS(unsigned long long, ulonglong, 8, 16, 16)
-#undef EMU_VEC1
-#undef EMU_VEC2
-#undef EMU_VEC3
-#undef EMU_VEC4
-#undef EMU_MAKE
-#undef EMU_VECS
+#include "emu_types.h"  // the built-in vector types, dim3 and the running thread
 
-struct dim3 {
-  unsigned int x, y, z;
-  constexpr dim3(unsigned int x_ = 1, unsigned int y_ = 1, unsigned int z_ = 1) : x(x_), y(y_), z(z_) {}
-  constexpr dim3(uint3 v) : x(v.x), y(v.y), z(v.z) {}
-};
-
-// ---- thread identity -------------------------------------------------------------------
-struct __emu_thread {
-  uint3 tid;
-  unsigned int lane, warp, linear;
-};
-extern "C" {
-extern __emu_thread* __emu_cur;  // the running fiber
-extern uint3 __emu_block_idx;
-extern dim3 __emu_block_dim, __emu_grid_dim;
-}
 // Macros expand inside the kernel, after the learner's own macros: their bodies name only
 // reserved identifiers (a kernel's `#define tid ...` must not reach __emu_thread::tid).
 static inline __attribute__((__always_inline__)) const uint3& __emu_thread_idx() { return __emu_cur->tid; }
@@ -111,7 +69,7 @@ __attribute__((__no_sanitize__("address"))) static inline __T& __emu_warp_slot()
 #define blockDim (__emu_block_dim)
 #define gridDim (__emu_grid_dim)
 
-// ---- barriers and warp collectives (runtime.cpp) --------------------------------------------
+// ---- barriers and warp collectives (runtime_warps.cpp) --------------------------------------
 extern "C" {
 void __emu_syncthreads(int line);
 int __emu_syncthreads_reduce(int line, int op, int predicate);  // op: 0 count, 1 and, 2 or

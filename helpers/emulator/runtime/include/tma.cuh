@@ -1,6 +1,6 @@
 // The CPU emulator's tma.cuh: the functions of the course's kernels/tma.cuh (Hopper's TMA copies
 // and mbarriers), with the same names, signatures and semantics, run by the runtime
-// (runtime_tma.h). The emulator's include path puts this file before the kernel's directory.
+// (runtime/runtime_tma.cpp). The emulator's include path puts this file before the kernel's directory.
 //
 // - A TensorMap here is the emulator's own 128 bytes (helpers/emulator/tensor_map.py), naming the
 //   array by its buffer; the host builds it with the driver's rules checked first.

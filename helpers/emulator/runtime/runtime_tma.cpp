@@ -1,6 +1,5 @@
-// Tile by Tile CPU emulator runtime, part 2: Hopper's TMA copies and mbarriers (kernels/tma.cuh),
-// and the happens-before race check that knows them. Included by runtime.cpp after the wgmma
-// section; it uses that file's fibers, checks and trace.
+// Tile by Tile CPU emulator runtime: Hopper's TMA copies and mbarriers (runtime/include/tma.cuh).
+// runtime_internal.h describes the runtime's files.
 //
 // - An mbarrier is the runtime's record, keyed by the 8 bytes' address in shared memory: its
 //   arrival count, the arrivals and transaction bytes still missing in the current phase, and the
@@ -10,17 +9,16 @@
 //   swizzled and zero-filled as the copy engine would), and writes it to shared memory only when
 //   a thread waits for the barrier phase it completes: the latest moment a GPU allows. A kernel
 //   that reads a stage before waiting for its copy sees the old contents.
-// - Race check (traced blocks only): vector clocks over the block's threads and one pseudo-thread
-//   per barrier (its completed phases). Every shared word remembers its last write (a thread's store,
-//   or a copy, which happens "at" the completion of its phase) and the reads since. A read or write
-//   not ordered after the last write, or a write (a copy's: at its issue) not ordered after the reads
-//   since, is a race: the runtime records the two accesses in the trace (ops 3 and 4), and
-//   helpers.measure.memory.races reports them with their lines. Orderings: __syncthreads, each
-//   warpgroup collective (wgmma calls), mbarrier arrive -> the phase's completion -> wait.
+// - The race check (runtime_races.cpp) orders mbarrier arrive -> the phase's completion -> wait,
+//   and checks each copy's writes, which happen "at" the completion of its phase.
 // - Traces also record, as events (ops 5-7), each copy issued, each arrival and each wait passed,
 //   for the pipeline's timeline (helpers.measure.hopper).
-#pragma once
+#include <algorithm>
+#include <unordered_map>
 
+#include "runtime_internal.h"
+
+namespace emu {
 namespace {
 // ---- the emulator's tensor map (helpers/emulator/tensor_map.py writes the same layout) ------------
 struct EmuTensorMap {
@@ -29,7 +27,6 @@ struct EmuTensorMap {
   uint32_t box_rows, box_cols, tf32, swizzle;
 };
 constexpr uint32_t kTensorMapMagic = 0x50414d54u;  // "TMAP"
-constexpr int kMaxBarriers = 256;                   // per block, for the race check's clocks
 
 struct PendingCopy {
   char* dst;
@@ -39,136 +36,16 @@ struct PendingCopy {
 };
 
 struct Mbarrier {
-  int index;                  // its pseudo-thread in the clocks: nthreads + index
+  int index;                  // its pseudo-thread in the race check's clocks: nthreads + index
   unsigned count, missing;    // arrivals per phase, and still missing in the current one
   long long tx;               // transaction bytes announced and not yet landed
   unsigned phases;            // completed
   int line;                   // of its mbarrier_init
   std::vector<PendingCopy> copies;
-  std::vector<uint32_t> acc, done;  // clocks released into the current phase, and by the last completed one
+  BarrierClocks clocks;       // released into the current phase, and by the last completed one
 };
 std::unordered_map<uintptr_t, Mbarrier> mbarriers;
 int n_mbarriers = 0;
-
-// ---- vector clocks and shared-memory shadow (race check, traced blocks only) ---------------------
-std::vector<std::vector<uint32_t>> clocks;  // per thread: nthreads + kMaxBarriers entries
-struct Access {
-  uint32_t clock;
-  uint16_t who;     // a thread, or nthreads + barrier index for a copy
-  uint16_t thread;  // the thread that made it (a copy: the one that issued it)
-  uint8_t kind;     // 0 load, 1 store, 2 copy engine write, 3 tensor core read
-  int line;         // the call's line where the runtime knows it (copies, wgmma), else 0 (from pc)
-  void* pc;
-};
-struct WordShadow {
-  Access write;
-  bool written;
-  uint8_t nreads;
-  Access reads[6];
-};
-std::vector<WordShadow> shadow;  // one per 4-byte word of the shared window in use
-size_t shadow_static_words = 0;
-bool hb_on = false;
-bool hb_reported = false;  // one race per block is recorded: the first, with both lines
-
-size_t hb_word(uintptr_t a, bool& ok) {
-  size_t off;
-  ok = shared_window(a, off);
-  if (!ok) return 0;
-  size_t w = off < kDynamicWindow ? off / 4 : shadow_static_words + (off - kDynamicWindow) / 4;
-  ok = w < shadow.size();
-  return w;
-}
-
-void hb_reset() {
-  hb_on = tracing;
-  hb_reported = false;
-  mbarriers.clear();
-  n_mbarriers = 0;
-  if (!hb_on) return;
-  const size_t width = (size_t)nthreads + kMaxBarriers;
-  clocks.assign((size_t)nthreads, std::vector<uint32_t>(width, 0));
-  for (int i = 0; i < nthreads; ++i) clocks[(size_t)i][(size_t)i] = 1;
-  shadow_static_words = sizeof __emu_static_smem / 4;
-  shadow.assign(shadow_static_words + (req.dyn_smem + 3) / 4, WordShadow{});
-}
-
-void join_into(std::vector<uint32_t>& to, const std::vector<uint32_t>& from) {
-  for (size_t i = 0; i < to.size(); ++i) to[i] = std::max(to[i], from[i]);
-}
-
-// Threads first .. first+n-1 have met (a barrier or a collective): each now knows what all knew.
-void hb_meet(int first, int n) {
-  if (!hb_on) return;
-  std::vector<uint32_t> all((size_t)nthreads + kMaxBarriers, 0);
-  for (int i = first; i < first + n; ++i) join_into(all, clocks[(size_t)i]);
-  for (int i = first; i < first + n; ++i) {
-    clocks[(size_t)i] = all;
-    ++clocks[(size_t)i][(size_t)i];
-  }
-}
-
-bool ordered(const Access& a, const std::vector<uint32_t>& vc) { return vc[a.who] >= a.clock; }
-
-// A trace record whose `repeat` field carries a tag (events and race records), and where the runtime knows the
-// call's line (a copy, an mbarrier call, a wgmma), that line in the offset's high 32 bits (helpers/measure/trace.py
-// reads it there: a return address's line depends on the compiler).
-void trace_tagged(uintptr_t off, size_t n, int op, void* pc, int space, int tag, int line = 0) {
-  trace(off | (uintptr_t)line << 32, n, op, pc, space, -1);
-  if (trace_header->count <= trace_header->capacity) trace_records[trace_header->count - 1].repeat = (uint8_t)tag;
-}
-
-int barrier_space(uintptr_t a, uintptr_t& rel) {
-  size_t off;
-  shared_window(a, off);
-  rel = off < kDynamicWindow ? off : off - kDynamicWindow;
-  return off < kDynamicWindow ? 1 : 2;
-}
-
-void record_race(const Access& first, const Access& second, uintptr_t a) {
-  if (hb_reported) return;
-  hb_reported = true;
-  uintptr_t rel;
-  const int space = barrier_space(a, rel);
-  const int saved = cur;
-  for (const Access* x : {&first, &second}) {
-    cur = x->thread;  // the record names the thread that made the access (a copy: its issuer)
-    trace_tagged(rel, 4, x == &first ? 3 : 4, x->pc, space, x->kind, x->line);
-  }
-  cur = saved;
-  __emu_cur = &fibers[cur].t;
-}
-
-// One access of n bytes at a by `who` (a thread, or a copy's pseudo-thread) whose clocks are vc.
-void hb_check(uintptr_t a, size_t n, int kind, void* pc, int who, uint32_t clock, const std::vector<uint32_t>& vc,
-              int line = 0) {
-  const bool writes = kind == 1 || kind == 2;
-  for (uintptr_t p = a & ~(uintptr_t)3; p < a + n; p += 4) {
-    bool ok;
-    size_t w = hb_word(p, ok);
-    if (!ok) continue;
-    WordShadow& s = shadow[w];
-    Access me = {clock, (uint16_t)who, (uint16_t)cur, (uint8_t)kind, line, pc};
-    if (s.written && s.write.who != who && !ordered(s.write, vc)) record_race(s.write, me, p);
-    if (writes) {
-      for (int r = 0; r < s.nreads; ++r)
-        if (s.reads[r].who != who && !ordered(s.reads[r], vc)) record_race(s.reads[r], me, p);
-      s.write = me, s.written = true, s.nreads = 0;
-    } else {
-      int slot = -1;
-      for (int r = 0; r < s.nreads; ++r)
-        if (s.reads[r].who == who) slot = r;
-      if (slot < 0) slot = s.nreads < 6 ? s.nreads++ : 5;  // full: the newest replaces the last
-      s.reads[slot] = me;
-    }
-  }
-}
-
-// A thread's own load or store of shared memory (from access(), traced blocks only).
-void hb_access(uintptr_t a, size_t n, int store, void* pc) {
-  if (!hb_on) return;
-  hb_check(a, n, store ? 1 : 0, pc, cur, clocks[(size_t)cur][(size_t)cur], clocks[(size_t)cur]);
-}
 
 // ---- mbarriers ------------------------------------------------------------------------------------
 Mbarrier& barrier_at(unsigned long long* bar, int line, const char* what) {
@@ -201,11 +78,7 @@ void complete_phase_if_done(Mbarrier& b, uintptr_t addr) {
   if (b.missing || b.tx > 0) return;
   ++b.phases;
   b.missing = b.count;
-  if (hb_on) {
-    b.acc[(size_t)nthreads + (size_t)b.index] = b.phases;  // the copies of this phase "happen" here
-    b.done = b.acc;
-    std::fill(b.acc.begin(), b.acc.end(), 0u);
-  }
+  hb_barrier_complete(b.clocks, b.index, b.phases);
   wake_waiters_of(addr);
 }
 
@@ -221,10 +94,7 @@ void arrive(Mbarrier& b, uintptr_t addr, int line, const char* what, unsigned tx
          "bytes of the copies issued to it",
          line, what, b.count, b.tx);
   b.tx += tx_bytes;
-  if (hb_on) {
-    join_into(b.acc, clocks[(size_t)cur]);
-    ++clocks[(size_t)cur][(size_t)cur];
-  }
+  hb_barrier_arrive(b.clocks);
   --b.missing;
   complete_phase_if_done(b, addr);
   if (b.missing == 0 && b.tx > 0) wake_waiters_of(addr);  // only bytes are missing: a waiter lands the copies
@@ -233,7 +103,7 @@ void arrive(Mbarrier& b, uintptr_t addr, int line, const char* what, unsigned tx
 void trace_event(int op, uintptr_t a, void* pc, int parity, int line) {
   if (!tracing) return;
   uintptr_t rel;
-  const int space = barrier_space(a, rel);
+  const int space = shared_space(a, rel);
   trace_tagged(rel, 0, op, pc, space, parity, line);
 }
 
@@ -244,9 +114,6 @@ void wake_waiters_of(uintptr_t bar) {
     if (fibers[i].state == kWaitMbarrier && waiting_for[i] == bar) fibers[i].state = kRunnable;
 }
 
-// 16-byte chunk c of a 128-byte row goes to chunk c ^ (row % 8), on the shared address's bits.
-size_t swizzle128(uintptr_t address) { return address ^ ((address >> 7 & 7) << 4); }
-
 float tf32_nearest(float v) {  // what a TF32 tensor map delivers: round to nearest, ties to even
   uint32_t u;
   std::memcpy(&u, &v, 4);
@@ -255,6 +122,14 @@ float tf32_nearest(float v) {  // what a TF32 tensor map delivers: round to near
   return v;
 }
 }  // namespace
+
+void reset_mbarriers() {
+  mbarriers.clear();
+  n_mbarriers = 0;
+}
+}  // namespace emu
+
+using namespace emu;
 
 extern "C" void __emu_mbarrier_init(unsigned long long* bar, unsigned count, int line) {
   size_t off;
@@ -274,7 +149,7 @@ extern "C" void __emu_mbarrier_init(unsigned long long* bar, unsigned count, int
          line, kMaxBarriers);
   b.count = b.missing = count, b.tx = 0, b.phases = 0, b.line = line;
   b.copies.clear();
-  if (hb_on) b.acc.assign((size_t)nthreads + kMaxBarriers, 0), b.done = b.acc;
+  hb_barrier_init(b.clocks);
   *bar = 0;  // the word itself: what a GPU keeps there is opaque
 }
 
@@ -293,9 +168,7 @@ extern "C" void __emu_mbarrier_wait(unsigned long long* bar, unsigned parity, in
   for (;;) {
     Mbarrier& b = barrier_at(bar, line, "mbarrier_wait");
     if ((b.phases & 1u) != parity) {  // the phase of that parity has completed
-      if (hb_on) {
-        join_into(clocks[(size_t)cur], b.done);
-      }
+      hb_barrier_wait(b.clocks);
       trace_event(7, (uintptr_t)bar, pc, (int)parity, line);
       return;
     }
@@ -347,41 +220,17 @@ extern "C" void __emu_tma_load_2d(void* dst, const void* map_arg, unsigned long 
         if (m.tf32) v = tf32_nearest(v);
         if (tracing && k % 4 == 0) {  // the copy engine's reads, 16 bytes at a time, tagged 2: no warp's request
           const size_t n = std::min<size_t>(16, (size_t)(m.cols - (uint64_t)gc) * 4);
-          trace((uintptr_t)(p - src.base), n, 0, pc, 0, (int)m.buffer);
-          if (trace_header->count <= trace_header->capacity) trace_records[trace_header->count - 1].repeat = 2;
+          trace_tagged((uintptr_t)(p - src.base), n, 0, pc, 0, 2, 0, (int)m.buffer);
         }
       }
       const uintptr_t at = (uintptr_t)dst + r * row_bytes + k * 4;
       const size_t phys = m.swizzle == 128 ? swizzle128(at) : at;
       std::memcpy(c.bytes.data() + (phys - (uintptr_t)dst), &v, 4);
     }
-  if (hb_on) {  // the copy writes its words "at" its phase's completion, issued after what its issuer knew
-    std::vector<uint32_t> vc = clocks[(size_t)cur];
-    hb_check((uintptr_t)dst, bytes, 2, pc, nthreads + b.index, b.phases + 1, vc, line);
-    ++clocks[(size_t)cur][(size_t)cur];
-  }
+  hb_copy_issued((uintptr_t)dst, bytes, pc, b.index, b.phases + 1, line);
   trace_event(5, (uintptr_t)bar, pc, (int)(b.phases & 1), line);  // names the barrier: the stage
   b.copies.push_back(std::move(c));
   if (b.missing == 0) wake_waiters_of((uintptr_t)bar);
-}
-
-namespace {
-// Tensor-core reads of a wgmma's B tile, at its completion (traced blocks only).
-void hb_tensor_read(const char* rows, int n, int k0, void* pc, int line) {
-  if (!hb_on) return;
-  for (int c = 0; c < n; ++c)
-    for (int k = 0; k < 8; k += 4) {  // one check per 16-byte chunk the tensor cores read
-      const uintptr_t logical = (uintptr_t)rows + (size_t)c * 128 + (size_t)(k0 + k) * 4;
-      hb_check(swizzle128(logical), 16, 3, pc, cur, clocks[(size_t)cur][(size_t)cur], clocks[(size_t)cur], line);
-    }
-}
-}  // namespace
-
-extern "C" void __emu_setmaxnreg(int regs, int line) {
-  if (regs < 24 || regs > 256 || regs % 8)
-    fail("kind=wgmma;line=%d;detail=setmaxnreg to %d registers: the count is a multiple of 8 from 24 to 256", line,
-         regs);
-  warpgroup_sync(line, "setmaxnreg");
 }
 
 extern "C" void __emu_tma_check_map(const void* map_arg, int line) {

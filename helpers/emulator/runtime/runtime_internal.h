@@ -1,0 +1,218 @@
+// Tile by Tile CPU emulator runtime: the state its files share. What a kernel sees is cuda_emu.h
+// (and runtime/include); how its threads run is in these files, which see of it only the types
+// of emu_types.h and the entry table of emu_entries.h.
+//
+// One worker process per CPU core takes blocks from a shared counter. Inside a worker, every
+// CUDA thread of the block is a fiber with its own stack; fibers switch only at barriers and
+// warp collectives, so a block runs with no locks. Device buffers are shared memory-mapped
+// files placed in a reserved arena with inaccessible gaps around each, and the kernel's
+// translation unit is compiled with the compiler's address-sanitizer instrumentation, whose
+// callbacks (__asan_load4_noabort, ...) the runtime defines: every load and store of the kernel
+// is bounds-checked (and, in traced blocks, traced) with its source location.
+//
+// Protocol: the Python loader writes a request to stdin (read_request) and passes the buffer
+// files and a result file as inherited descriptors. Errors are written as one line of
+// key=value fields into the result file, then the process exits with status 3.
+//
+// The runtime's files. Each compiles alone (tests/emulator/test_runtime_files.py); the build
+// compiles them as one unit that includes them all (compiler.py's runtime_object), so the names a
+// file keeps to itself (its anonymous namespace) must differ from every other file's.
+//   runtime_launch.cpp  fibers and the launch: the request, setup, the scheduler, signals, the
+//                       blocks' loop and the worker processes
+//   runtime_memory.cpp  memory checks and tracing: shared-memory variables, bounds checks, the
+//                       shadow memory, the trace writer, asynchronous copies (cp.async)
+//   runtime_warps.cpp   __syncthreads and the warp collectives (__syncwarp, shuffles, ballots,
+//                       __activemask)
+//   runtime_wgmma.cpp   Hopper's warpgroup MMA: warpgroup collectives, descriptors, async groups
+//   runtime_tma.cpp     Hopper's TMA copies and mbarriers
+//   runtime_races.cpp   the happens-before race check of traced blocks (vector clocks), fed by
+//                       every barrier, collective, mbarrier, copy and shared access above
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "emu_entries.h"
+#include "emu_types.h"
+
+#include <signal.h>
+
+// ---- the kernel module's entry table, emitted by the loader next to the kernel ------------
+extern "C" const __emu_entry __emu_entries[];
+extern "C" const int __emu_num_entries;
+extern "C" const int __emu_inline_checks;  // 1 when the kernel was built with inline shadow checks
+
+// ---- shared memory, as the kernel's unit sees it (defined in runtime_memory.cpp) ----------
+constexpr size_t kStaticSmemBytes = 64 * 1024;
+constexpr size_t kDynSmemReserve = 256 * 1024;  // more than any GPU's per-block limit
+extern "C" {
+// Dynamic shared memory: the loader links every `extern __shared__ T name[]`, and
+// __emu_dynamic_shared, into this array, as aligned as the kernel declares (at least 16 bytes)
+// and no more: a GPU starts it where the static arrays end, rounded up to that alignment (an
+// H100 puts a kernel's first shared byte at 1024 of its window). The pages past the launch's
+// size are made inaccessible.
+alignas(4096) extern char __emu_dynamic_smem[kDynSmemReserve + 4096];
+extern char __emu_dynamic_shared[];
+// Static shared memory: every `__shared__` variable of the kernel is placed here when its
+// declaration first runs (__emu_shared_alloc), with an unaddressable redzone after each, so that
+// running off the end of one array is caught.
+alignas(4096) extern char __emu_static_smem[kStaticSmemBytes];
+}
+
+namespace emu {
+
+constexpr int kMaxThreads = 1024;
+constexpr int kMaxWarps = kMaxThreads / 32;
+constexpr size_t kPage = 4096;
+
+// ---- the launch request (runtime_launch.cpp reads it) ------------------------------------
+struct Buffer {
+  char* base;
+  size_t nbytes;
+};
+struct Request {
+  int entry = -1;
+  unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
+  size_t dyn_smem = 0;
+  int workers = 1;
+  long timeout_ms = 30000;
+  int result_fd = -1;
+  int trace_fd = -1;
+  size_t trace_capacity = 0;
+  std::vector<unsigned> trace_blocks;  // when tracing: run only these blocks, in this order
+  std::vector<int> buffer_fds;
+  std::vector<size_t> buffer_bytes;
+  std::vector<std::vector<unsigned char>> params;  // bytes of each kernel argument
+  std::vector<int> param_buffer;                   // buffer index for pointers, else -1
+  std::vector<size_t> param_offset;
+};
+extern Request req;
+extern std::vector<Buffer> buffers;  // the device buffers, mapped (runtime_memory.cpp's map_buffers)
+
+// Reports an error of the running thread (key=value fields; the block and thread are added) and
+// ends the process with status 3.
+[[noreturn]] void fail(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+
+// ---- fibers: the block's threads (runtime_launch.cpp) ---------------------------------------
+enum State { kRunnable, kWaitBlock, kWaitWarp, kWaitActive, kWaitWarpgroup, kWaitMbarrier, kDone };
+
+// An asynchronous copy (cp.async, <cuda_pipeline.h>) issued and not yet landed in shared memory.
+// Its source is read when it is issued; its bytes reach shared memory only when the thread waits
+// for its group (__pipeline_wait_prior) or finishes, the latest moment a GPU allows, so that a
+// kernel reading a tile before waiting for it sees the tile's old contents.
+struct AsyncCopy {
+  char* dst;
+  unsigned char bytes[16];  // the source bytes, then the zero fill
+  unsigned size, group;     // group: how many __pipeline_commit calls came before it
+  void* pc;                 // the copy's call in the kernel, for traces
+};
+
+struct Fiber {
+  __emu_thread t;  // first member: __emu_cur points here
+  void* sp;
+  int state;
+  int line;         // source line of the barrier it waits at
+  unsigned result;  // __activemask()'s answer, set when the warp settles
+  unsigned epoch, warp_epoch, seq;  // barriers and warp collectives passed, accesses traced
+  unsigned groups;                  // __pipeline_commit calls so far
+  std::vector<AsyncCopy> copies;    // in issue order
+};
+extern Fiber* fibers;
+extern int nthreads;    // of the block
+extern int cur;         // the running fiber
+extern int done_count;  // threads of the block that have finished
+
+void block_current();  // blocks the running fiber and runs the next runnable one (deadlock: fail)
+void thread_label(int i, char* out, size_t n);  // "(x,y,z)", fiber i's threadIdx
+
+// ---- barriers and warp collectives (runtime_warps.cpp) -------------------------------------
+void settle_activemask(unsigned warp);  // when the warp has settled, answers its __activemask calls
+void reset_barriers();                  // before a block runs
+void barriers_thread_exit(const Fiber& f);  // a thread finished: fails if a barrier still waits for it
+
+// ---- shared memory and the checks (runtime_memory.cpp) --------------------------------------
+struct SharedVar {
+  size_t offset, size;
+  const char* name;
+  int line;
+};
+extern SharedVar shared_vars[256];
+extern int n_shared_vars;
+const SharedVar* shared_var_at(size_t off);  // the variable holding byte `off` of static shared memory
+char* const smem_lo = __emu_static_smem;
+extern char* dyn_lo;  // the start of dynamic shared memory, as the kernel's unit placed it
+
+// Bytes from the start of dynamic shared memory (negative before it, in the bytes skipped to
+// align it); false outside the array that holds it.
+inline bool in_dynamic(uintptr_t a, long long& off) {
+  if (a - (uintptr_t)__emu_dynamic_smem >= sizeof __emu_dynamic_smem) return false;
+  off = (long long)(a - (uintptr_t)dyn_lo);
+  return true;
+}
+
+// A block's shared window, as __cvta_generic_to_shared numbers it: the static arena from 0, the
+// dynamic one from kDynamicWindow. Both arenas are 4096-aligned, so an offset is aligned to 1024
+// bytes exactly when its pointer is, as on a GPU.
+constexpr size_t kDynamicWindow = sizeof __emu_static_smem;
+inline bool shared_window(uintptr_t a, size_t& off) {
+  long long dyn;
+  if (a - (uintptr_t)smem_lo < sizeof __emu_static_smem) return off = a - (uintptr_t)smem_lo, true;
+  if (in_dynamic(a, dyn)) return off = kDynamicWindow + (a - (uintptr_t)__emu_dynamic_smem), true;
+  return false;
+}
+
+// 16-byte chunk c of a 128-byte row goes to chunk c ^ (row % 8), on the shared address's bits.
+inline size_t swizzle128(uintptr_t address) { return address ^ ((address >> 7 & 7) << 4); }
+
+[[noreturn]] void out_of_bounds(uintptr_t a, size_t n, int store, void* pc);  // store -1: a fault
+bool faults_as_out_of_bounds(uintptr_t a);  // a fault at `a` is an access just outside a buffer or dynamic shared memory
+extern bool shadow_ready;  // the inline checks' shadow memory is reserved
+void map_buffers();
+void map_shared_memory();
+void map_trace();
+void poison_shared();  // before a block runs: shared memory is never zero on a GPU
+
+// Memory trace: every shared and global access of the traced blocks, in program order.
+extern bool tracing;          // the running block is one of the traced ones
+extern unsigned trace_block;  // which
+void trace(uintptr_t off, size_t n, int store, void* pc, int space, int buffer);
+// A trace record whose `repeat` field carries a tag (events, race records, the copy engine's reads),
+// and where the runtime knows the call's line (a copy, an mbarrier call, a wgmma), that line in the
+// offset's high 32 bits (helpers/measure/trace.py reads it there: a return address's line depends on
+// the compiler).
+void trace_tagged(uintptr_t off, size_t n, int op, void* pc, int space, int tag, int line = 0, int buffer = -1);
+int shared_space(uintptr_t a, uintptr_t& rel);  // a shared address's trace space (1 static, 2 dynamic) and offset in it
+
+// Asynchronous copies (<cuda_pipeline.h>).
+void land_async_copies(Fiber& f, unsigned keep_groups);  // all but the newest keep_groups groups land
+void trace_pending_async_copies();                       // at a barrier: the copies still in flight
+
+// ---- Hopper's warpgroup MMA (runtime_wgmma.cpp) --------------------------------------------------
+void reset_warpgroups();  // before a block runs
+void wgmma_thread_exit();  // a thread finished: fails if its warpgroup waits for it or its products are pending
+
+// ---- TMA and mbarriers (runtime_tma.cpp) ----------------------------------------------------
+void reset_mbarriers();  // before a block runs
+
+// ---- the race check (runtime_races.cpp): traced blocks only; every call is a no-op elsewhere ------
+constexpr int kMaxBarriers = 256;  // mbarriers per block the clocks follow
+extern bool hb_on;                 // the race check runs in this block
+void hb_reset();                   // before a block runs
+void hb_meet(int first, int n);    // threads first .. first+n-1 have met (a barrier or a collective)
+void hb_access(uintptr_t a, size_t n, int store, void* pc);  // a thread's own load or store of shared memory
+void hb_tensor_read(const char* rows, int n, int k0, void* pc, int line);  // a wgmma reads its B tile
+// An mbarrier's clocks: those released into its current phase, and by its last completed one.
+struct BarrierClocks {
+  std::vector<uint32_t> acc, done;
+};
+void hb_barrier_init(BarrierClocks& c);
+void hb_barrier_arrive(BarrierClocks& c);        // the running thread releases what it knows
+void hb_barrier_wait(const BarrierClocks& c);    // the running thread acquires the completed phase
+void hb_barrier_complete(BarrierClocks& c, int barrier, unsigned phases);
+// A TMA copy to [dst, dst + bytes), issued by the running thread, lands "at" barrier's phase `phase`.
+void hb_copy_issued(uintptr_t dst, size_t bytes, void* pc, int barrier, unsigned phase, int line);
+
+}  // namespace emu

@@ -1,0 +1,211 @@
+// Tile by Tile CPU emulator runtime: __syncthreads and the warp collectives (__syncwarp, shuffles,
+// ballots, __activemask), with the divergence they check: every thread of the block at the same
+// __syncthreads, every lane of a collective's mask at the same call, none of them finished.
+// runtime_internal.h describes the runtime's files.
+#include "runtime_internal.h"
+
+namespace emu {
+namespace {
+struct WarpState {
+  unsigned arrived, mask;
+  int line;
+  unsigned long long slot[32];
+};
+WarpState warps[kMaxWarps];
+int block_arrived = 0, block_line = 0;
+int reduce_acc[3], reduce_result = 0;
+int active_waiting[kMaxWarps];
+
+void check_no_exited_threads(const char* what, int line) {
+  if (done_count == 0) return;
+  int exited = -1;
+  for (int i = 0; i < nthreads; ++i)
+    if (fibers[i].state == kDone) { exited = i; break; }
+  fail("kind=divergence;line=%d;detail=%s at line %d is reached by thread %d but %d thread(s) of the "
+       "block, thread %d first, have already finished without reaching it",
+       line, what, line, cur, done_count, exited);
+}
+}  // namespace
+
+void reset_barriers() {
+  std::memset(warps, 0, sizeof warps);
+  std::memset(active_waiting, 0, sizeof active_waiting);
+  block_arrived = 0;
+}
+
+// __activemask(): lanes of a warp run one after another here, so a lane cannot know which of
+// the others will reach the same point until each of them has either blocked somewhere or
+// finished ("the warp has settled"). Then every group of lanes waiting at one __activemask
+// line gets the mask of that group, as converged lanes do on a GPU.
+void settle_activemask(unsigned warp) {
+  if (!active_waiting[warp]) return;
+  int first = (int)warp * 32, last = first + 32 < nthreads ? first + 32 : nthreads;
+  for (int i = first; i < last; ++i)
+    if (fibers[i].state == kRunnable) return;
+  for (int i = first; i < last; ++i) {
+    if (fibers[i].state != kWaitActive) continue;
+    unsigned mask = 0;
+    for (int j = i; j < last; ++j)
+      if (fibers[j].state == kWaitActive && fibers[j].line == fibers[i].line) mask |= 1u << (j - first);
+    for (int j = i; j < last; ++j)
+      if (mask >> (j - first) & 1u) fibers[j].state = kRunnable, fibers[j].result = mask, --active_waiting[warp];
+  }
+}
+
+void barriers_thread_exit(const Fiber& f) {
+  if (block_arrived > 0) {
+    int waiting = -1;
+    for (int i = 0; i < nthreads; ++i)
+      if (fibers[i].state == kWaitBlock) { waiting = i; break; }
+    char label[48];
+    thread_label(waiting, label, sizeof label);
+    fail("kind=divergence;line=%d;detail=thread %s waits at __syncthreads (line %d), which this thread "
+         "never reached before it finished",
+         fibers[waiting].line, label, fibers[waiting].line);
+  }
+  WarpState& w = warps[f.t.warp];
+  if (w.arrived && (w.mask >> f.t.lane & 1u))
+    fail("kind=divergence;line=%d;detail=a warp collective at line %d names lane %u in its mask, but that "
+         "lane finished without reaching it",
+         w.line, w.line, f.t.lane);
+}
+
+// ---- barriers ---------------------------------------------------------------------------
+namespace {
+void release_block_barrier() {
+  block_arrived = 0;
+  hb_meet(0, nthreads);
+  for (int i = 0; i < nthreads; ++i)
+    if (fibers[i].state == kWaitBlock) fibers[i].state = kRunnable;
+}
+
+void arrive_block_barrier(int line, const char* what) {
+  check_no_exited_threads(what, line);
+  if (block_arrived == 0) {
+    block_line = line;
+  } else if (line != block_line) {
+    fail("kind=divergence;line=%d;detail=threads of one block wait at different barriers: line %d and "
+         "line %d (every thread must reach the same __syncthreads)",
+         line, block_line, line);
+  }
+  if (++block_arrived == nthreads) {
+    release_block_barrier();
+    return;
+  }
+  fibers[cur].state = kWaitBlock;
+  fibers[cur].line = line;
+  block_current();
+}
+}  // namespace
+}  // namespace emu
+
+using namespace emu;
+
+extern "C" void __emu_syncthreads(int line) {
+  arrive_block_barrier(line, "__syncthreads");
+  ++fibers[cur].epoch;
+  trace_pending_async_copies();
+}
+
+extern "C" int __emu_syncthreads_reduce(int line, int op, int predicate) {
+  if (block_arrived == 0) reduce_acc[0] = 0, reduce_acc[1] = 1, reduce_acc[2] = 0;
+  reduce_acc[0] += predicate;
+  reduce_acc[1] &= predicate;
+  reduce_acc[2] |= predicate;
+  if (block_arrived + 1 == nthreads) reduce_result = reduce_acc[op];
+  arrive_block_barrier(line, "__syncthreads_count/and/or");
+  ++fibers[cur].epoch;
+  trace_pending_async_copies();
+  return reduce_result;
+}
+
+// ---- warp collectives -----------------------------------------------------------------------
+namespace {
+unsigned warp_lanes(unsigned warp) {
+  unsigned first = warp * 32u, n = (unsigned)nthreads - first;
+  return n >= 32 ? 0xffffffffu : ((1u << n) - 1u);
+}
+
+void warp_barrier(unsigned mask, int line) {
+  Fiber& f = fibers[cur];
+  unsigned lane = f.t.lane, bit = 1u << lane;
+  WarpState& w = warps[f.t.warp];
+  mask &= warp_lanes(f.t.warp);  // lanes beyond the block's last thread do not exist
+  if (!(mask & bit))
+    fail("kind=divergence;line=%d;detail=lane %u calls a warp collective whose mask 0x%08x leaves it out", line,
+         lane, mask);
+  for (unsigned l = 0; l < 32; ++l)
+    if ((mask >> l & 1u) && fibers[f.t.warp * 32 + l].state == kDone)
+      fail("kind=divergence;line=%d;detail=the mask 0x%08x of the warp collective at line %d names lane %u, "
+           "which has already finished",
+           line, mask, line, l);
+  if (w.arrived == 0) {
+    w.mask = mask;
+    w.line = line;
+  } else if (w.mask != mask || w.line != line) {
+    fail("kind=divergence;line=%d;detail=lanes of one warp meet at different warp collectives: line %d "
+         "(mask 0x%08x) and line %d (mask 0x%08x)",
+         line, w.line, w.mask, line, mask);
+  }
+  w.arrived |= bit;
+  if (w.arrived == w.mask) {
+    w.arrived = 0;
+    for (unsigned l = 0; l < 32; ++l)
+      if (mask >> l & 1u) fibers[f.t.warp * 32 + l].state = kRunnable;
+    return;
+  }
+  f.state = kWaitWarp;
+  f.line = line;
+  block_current();
+}
+
+// Every lane that passes a warp collective counts it (the tracer orders lanes of one warp by it).
+void warp_sync_point(unsigned mask, int line) {
+  warp_barrier(mask, line);
+  ++fibers[cur].warp_epoch;
+}
+}  // namespace
+
+extern "C" unsigned __emu_activemask(int line) {
+  Fiber& f = fibers[cur];
+  f.state = kWaitActive;
+  f.line = line;
+  ++active_waiting[f.t.warp];
+  settle_activemask(f.t.warp);
+  if (f.state != kRunnable) block_current();
+  return f.result;
+}
+
+extern "C" void __emu_syncwarp(unsigned mask, int line) { warp_sync_point(mask, line); }
+
+extern "C" unsigned long long __emu_shfl(unsigned mask, unsigned long long value, int src_lane, int line) {
+  Fiber& f = fibers[cur];
+  WarpState& w = warps[f.t.warp];
+  w.slot[f.t.lane] = value;
+  warp_sync_point(mask, line);
+  unsigned effective = mask & warp_lanes(f.t.warp);
+  if (src_lane < 0 || src_lane > 31 || !(effective >> src_lane & 1u))
+    fail("kind=shuffle_source;line=%d;detail=lane %u reads lane %d in a shuffle, but lane %d is not in the mask "
+         "0x%08x",
+         line, f.t.lane, src_lane, src_lane, mask);
+  unsigned long long got = w.slot[src_lane];
+  warp_sync_point(mask, line);  // nobody overwrites a slot before every lane has read
+  return got;
+}
+
+extern "C" unsigned __emu_ballot(unsigned mask, int predicate, int line) {
+  Fiber& f = fibers[cur];
+  WarpState& w = warps[f.t.warp];
+  w.slot[f.t.lane] = (unsigned long long)(predicate != 0);
+  warp_sync_point(mask, line);
+  unsigned effective = mask & warp_lanes(f.t.warp), bits = 0;
+  for (unsigned l = 0; l < 32; ++l)
+    if ((effective >> l & 1u) && w.slot[l]) bits |= 1u << l;
+  warp_sync_point(mask, line);
+  return bits;
+}
+
+// <mma.h>'s wmma calls are warp collectives too (__syncwarp); their misuse is reported here.
+extern "C" void __emu_wmma_misuse(const char* what, int line) {
+  fail("kind=wmma;line=%d;detail=%s", line, what);
+}
