@@ -1,7 +1,7 @@
 """Stage 12: the pipeline of 12_warp_specialized as its own trace shows it, and its committed H200 measurements.
 
 - pipeline_events(trace) / kernel_pipeline(...): the copies, arrivals and waits of one traced block, in the order
-  the emulator ran them (the runtime records them as events: helpers/emulator/runtime/runtime_tma.h), each named
+  the emulator ran them (the runtime records them as events: helpers/emulator/runtime/runtime_tma.cpp), each named
   by its barrier (full[s] or empty[s]) and counted as a k-tile of the block's walk. That is the kernel's schedule,
   what its barriers allow, not a timing: on the emulator a copy lands only when a thread waits for it.
 - measurements() and the tables below read results/stage_12_h200_2026-11-25/measure_12.json (tools/measure_12.py);

@@ -213,7 +213,7 @@ def _who(thread: int, op: str) -> str:
 
 
 def clock_races(trace: Trace) -> list[Race]:
-    """The race the emulator's clocks found in each traced block (runtime_tma.h), if any: accesses of shared
+    """The race the emulator's clocks found in each traced block (helpers/emulator/runtime/runtime_races.cpp), if any: accesses of shared
     memory that no __syncthreads, warpgroup call or mbarrier phase orders, TMA copies and wgmma reads included."""
     ev = trace.events
     if ev is None or ev.size == 0:
