@@ -305,7 +305,7 @@ FORMULAS["12_warp_specialized"] = FORMULAS["05_2d_thread_tiling"][:3] + (
 
 def model(variant_name: str) -> Callable[..., Intensity]:
     if variant_name not in MODELS:
-        raise KeyError(f"no intensity model for {variant_name!r}; add one to helpers/intensity.py "
+        raise KeyError(f"no intensity model for {variant_name!r}; add one to helpers/measure/intensity.py "
                        f"(models exist for {', '.join(MODELS)}).")
     return MODELS[variant_name]
 

@@ -231,7 +231,7 @@ def check_gpu_compiles(source: KernelSource, name_expressions: tuple[str, ...], 
                                     f"and asks it first. {e}") from None
     if log is None:
         return
-    # "k.cu(6): error: ..." -> "kernels/k.cu:6: error: ...", as the GPU backend shows it
+    # "03_smem_tiling.cu(6): error: ..." -> "kernels/03_smem_tiling.cu:6: error: ...", as the GPU backend shows it
     shown = _NVRTC_LOCATION.sub(lambda m: f"{source.display_path}:{m.group(2)}:" if m.group(1) == source.path.name
                                 else m.group(0), log)
     if "__nv_name_map" in log:

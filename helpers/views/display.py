@@ -158,7 +158,7 @@ def intensity_table(cases, size: int = 4096) -> str:
     DRAM traffic (the block model), per byte loaded from shared memory. The same on every backend."""
     labels = [f"{name} ({(config or stages.variant(name).default).label()})" for name, config in cases]
     width = max([44, *map(len, labels)])   # the columns stay aligned under the longest label
-    rows = [f"M = N = K = {size}: FLOP per byte, from the models in helpers/intensity.py",
+    rows = [f"M = N = K = {size}: FLOP per byte, from the models in helpers/measure/intensity.py",
             f"{'kernel (configuration)':<{width}} {'global requests':>15} {'DRAM (block model)':>18} {'shared loads':>12}"]
     for label, (name, config) in zip(labels, cases):
         v = stages.variant(name)

@@ -364,7 +364,7 @@ def describe_tile_config(r: TileResult) -> str:
                          + (f"on {r.ceilings.gpu} (datasheet: {peak:.4g} TFLOP/s TF32 dense, {r.ceilings.dram_tbs:.3g} "
                             f"TB/s) min({peak:.4g}, {r.ceilings.dram_tbs:.3g} x {i.dram:.3g}) = "
                             f"{min(peak, r.ceilings.dram_tbs * i.dram):.4g} TFLOP/s" if peak else
-                            f"no TF32 peak is listed for {r.ceilings.gpu} in helpers/gpu_specs.py"))
+                            f"no TF32 peak is listed for {r.ceilings.gpu} in helpers/core/gpu_specs.py"))
         elif r.roof_tflops is not None:
             cl = r.ceilings
             lines.append(f"  roofline bound on {cl.gpu} ({cl.source}: {cl.fp32_tflops:.3g} TFLOP/s, "

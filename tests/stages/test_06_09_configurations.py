@@ -4,7 +4,7 @@ traces (no shared-memory race, no read of unwritten shared memory, every 16-byte
 
 The configurations: every registered one of these stages, and more that stress the templates
 (BK from 2 to 16, one-warp blocks, 2 to 5 stages, 3 x 3 thread tiles, PAD 0 and 4). (Was
-tools/experiments/check_06_09.py.) The emulator copies every array to a page-aligned buffer, so a
+tools/experiments/check_06_09.py until commit 6313ef7.) The emulator copies every array to a page-aligned buffer, so a
 kernel's fallback for misaligned pointers runs only on a GPU: the last test, on a GPU.
 """
 

@@ -5,7 +5,7 @@ copy under tmp_path (the kernels themselves are never touched); a trace of the c
 show a shared-memory race (memory.races) or a read of shared memory nobody wrote
 (memory.unwritten_reads). The kernels as written are run whole, right, and their first, middle and
 last blocks traced clean. The shape has every edge partial and K % 4 == N % 4 == 0, so interior
-blocks such as block 0 run the unchecked loops too. (Was tools/experiments/race_09.py.) CPU
+blocks such as block 0 run the unchecked loops too. (Was tools/experiments/race_09.py until commit 6313ef7.) CPU
 emulator only: no GPU needed.
 """
 
