@@ -1,5 +1,11 @@
-"""Checks that run beside nbval, on the outputs of each notebook as it runs (tests/conftest.py holds the
-unit tests' setup).
+"""The test tiers, and checks that run beside nbval on the outputs of each notebook as it runs (tests/conftest.py
+holds the unit tests' setup).
+
+Tiers (pytest.ini lists the markers): a notebook executed by nbval is `notebook` and `slow`, a test of
+tests/e2e/ (the command line, Jupyter, a browser, Colab: each starts processes) is `e2e` and `slow`; tests
+declare `emulator` (it builds or runs kernels on the CPU emulator: it needs a C++ compiler; tests/conftest.py
+checks that the mark is there), `slow` (over about 5 s on 2 cores with a warm build cache) and `gpu` themselves.
+The quick tier for everyday work is `pytest -m "not slow"`; the whole suite is plain `pytest` (README).
 
 As nbval executes a notebook of stages 02-10, every cell's outputs are kept; a cell that calls an
 exercise checker fails if a cell above it printed that exercise's right answer
@@ -10,7 +16,22 @@ The check is imported only when a notebook's cell is reported: it loads the cour
 the instruments, numba and matplotlib), which the unit tests of the lower layers (`pytest tests/core`) need not.
 """
 
+from pathlib import Path
+
 import pytest
+
+HERE = Path(__file__).parent
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        where = Path(str(item.fspath)).resolve().relative_to(HERE).parts
+        if where[0] == "notebooks":
+            item.add_marker(pytest.mark.notebook)
+            item.add_marker(pytest.mark.slow)
+        elif where[:2] == ("tests", "e2e"):
+            item.add_marker(pytest.mark.e2e)
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -235,6 +235,7 @@ def test_committed_figures_are_up_to_date(tmp_path):
             f"{committed.name} is stale: run python tools/cpu_gemm_bench.py --figures"
 
 
+@pytest.mark.slow
 def test_bench_tool_writes_json(tmp_path):
     out = subprocess.run([sys.executable, str(ROOT / "tools" / "cpu_gemm_bench.py"), "--sizes", "40", "--repeat", "1",
                           "--no-256", "--no-ceilings", "--stdout"], capture_output=True, text=True, cwd=ROOT, timeout=300)

@@ -20,6 +20,8 @@ from helpers.course.write_it import diagnose, magic
 from helpers.measure import verify
 from helpers.run import cpu_backend as emulator_backend
 
+pytestmark = pytest.mark.emulator
+
 EXERCISES = write_it.exercises()
 IDS = [ex.id for ex in EXERCISES]
 WITH_BARRIERS = [ex for ex in EXERCISES if "__syncthreads()" in ex.solution_path.read_text()]
@@ -76,6 +78,7 @@ def test_an_unknown_exercise_is_a_course_error_naming_the_known_ones():
 
 
 # ---- the checks, on the CPU emulator ------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.usefixtures("cpu_backend")
 @pytest.mark.parametrize("ex", EXERCISES, ids=IDS)
 def test_the_solution_passes_and_the_pass_reports_what_it_measured(ex):
@@ -97,6 +100,7 @@ def test_the_starter_compiles_runs_and_is_not_done_yet(ex):
     assert v.todo_lines and "NOT DONE YET" in str(v).splitlines()[-1]
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("cpu_backend")
 @pytest.mark.parametrize("ex", WITH_BARRIERS, ids=[ex.id for ex in WITH_BARRIERS])
 def test_the_solution_without_its_barriers_fails_naming_a_race_or_a_wrong_result(ex, tmp_path):
@@ -249,6 +253,7 @@ def test_the_magic_saves_the_cell_checks_it_and_keeps_the_cells_line_numbers(she
     assert f"line {v.line} of your cell" in str(v)
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("cpu_backend")
 def test_what_the_magic_saved_survives_a_restart_and_comes_back_into_the_cell(shell, saved_here):
     ex = write_it.exercise("03")

@@ -10,7 +10,7 @@ import pytest
 
 from helpers.course import write_it
 
-pytestmark = pytest.mark.usefixtures("cpu_backend")
+pytestmark = [pytest.mark.usefixtures("cpu_backend"), pytest.mark.emulator]
 
 
 def _check(tmp_path, exercise_id: str, name: str, text: str):

@@ -18,7 +18,7 @@ from helpers.course.write_it import footprints, stage10
 from helpers.measure import trace, verify
 from helpers.run.gemm import launch_args
 
-pytestmark = pytest.mark.usefixtures("cpu_backend")
+pytestmark = [pytest.mark.usefixtures("cpu_backend"), pytest.mark.emulator]
 
 
 def _edited(tmp_path, exercise_id: str, *edits: tuple[str, str]):
@@ -44,6 +44,7 @@ def test_the_contracts_fix_the_tiles_and_10_is_checked_in_tf32():
     assert "16-byte aligned" in ex["07"].contract() and "32 × 32" in ex["08"].contract()
 
 
+@pytest.mark.slow
 def test_the_solutions_pass_with_the_lessons_numbers():
     v = {n: write_it.check(n, write_it.exercise(n).solution_path) for n in ("07", "08", "09", "10")}
     assert all(x.ok for x in v.values()), "\n".join(str(x) for x in v.values() if not x.ok)
@@ -148,6 +149,7 @@ def test_a_correct_fp32_10_without_wmma_fails_the_tensor_core_lesson(tmp_path):
     assert v.numbers["mma instructions in PTX"] == 0 and "mma_sync" in v.hint
 
 
+@pytest.mark.slow
 def test_10_reading_the_staging_tile_without_syncwarp_is_a_race_the_hint_fixes_with_syncwarp(tmp_path):
     """Every race is between lanes of one warp, on its own Cs[warp]: a __syncwarp() is missing, at the two lines
     the race names, not a __syncthreads() at the end of the loop."""
@@ -161,6 +163,7 @@ def test_10_reading_the_staging_tile_without_syncwarp_is_a_race_the_hint_fixes_w
     assert "__syncthreads() is missing" not in v.hint and "end of the loop" not in v.hint
 
 
+@pytest.mark.slow
 def test_10_without_the_barrier_before_the_fragment_loads_still_asks_for_syncthreads(tmp_path):
     path, _ = _edited(tmp_path, "10", ("    __syncthreads();  // the tiles are complete before anyone reads them\n", ""))
     v = write_it.check("10", path)
@@ -168,6 +171,7 @@ def test_10_without_the_barrier_before_the_fragment_loads_still_asks_for_syncthr
     assert v.hint.startswith("a __syncthreads() is missing between them") and "__syncwarp" not in v.hint
 
 
+@pytest.mark.slow
 def test_10_a_wrong_ldm_for_b_is_wrong_inside_the_matrices_not_at_the_edges(tmp_path):
     """B's fragment loaded with A's row length (BK) is wrong on every shape: the hint says the interior is wrong
     (the shape that is a multiple of the tile fails too) and names wmma's likely causes, not the edges."""
@@ -180,6 +184,7 @@ def test_10_a_wrong_ldm_for_b_is_wrong_inside_the_matrices_not_at_the_edges(tmp_
     assert all(w in v.hint for w in ("ldm", "row length of the array in shared memory", "row_major"))
 
 
+@pytest.mark.slow
 def test_10_a_result_wrong_only_where_a_tile_reaches_past_k_gets_the_edge_hint(tmp_path):
     """Tiles padded with 1 instead of 0 past K (from the second k-tile on, so that 1x1x1 passes): every element
     is wrong on the odd shapes, but the shape that is a multiple of the tile passes: the edge (K) is the cause,

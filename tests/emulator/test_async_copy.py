@@ -18,7 +18,7 @@ from helpers.run.kernel_loader import load_kernel
 KERNELS = paths.ROOT / "tests" / "kernels"
 FILE = KERNELS / "async_copy.cu"
 
-pytestmark = pytest.mark.usefixtures("cpu_backend")
+pytestmark = [pytest.mark.usefixtures("cpu_backend"), pytest.mark.emulator]
 
 
 def marked_line(tag: str) -> int:

@@ -29,6 +29,8 @@ from helpers.core.paths import ROOT
 from helpers.emulator import build_cache, compiler
 from support import helpers_cli
 
+pytestmark = [pytest.mark.emulator, pytest.mark.slow]
+
 NAIVE = ["kernels/02_naive.cu", "--kernel", "sgemm_naive", "--grid", "3,3", "--block", "16,16", "--mnk", "40,37,23",
          "--backend", "cpu"]
 CHECK = ["check", *NAIVE]

@@ -16,7 +16,7 @@ from helpers.run.kernel_loader import load_kernel
 
 KERNELS = paths.ROOT / "tests" / "kernels"
 
-pytestmark = pytest.mark.usefixtures("cpu_backend")
+pytestmark = [pytest.mark.usefixtures("cpu_backend"), pytest.mark.emulator]
 
 
 def marked_line(file: str, tag: str) -> int:

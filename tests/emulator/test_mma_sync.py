@@ -8,6 +8,8 @@ import pytest
 from helpers.run import backend
 from helpers.run.kernel_loader import load_kernel
 
+pytestmark = pytest.mark.emulator
+
 PROBE = """
 #include "mma_sync.cuh"
 // One warp: lane 4g + t takes its elements of A (16 x 8), B (8 x 8) and C (16 x 8), row-major, in the

@@ -24,7 +24,7 @@ from helpers.run.kernel_loader import load_kernel
 
 KERNELS = paths.ROOT / "tests" / "kernels"
 
-pytestmark = pytest.mark.usefixtures("cpu_backend")
+pytestmark = [pytest.mark.usefixtures("cpu_backend"), pytest.mark.emulator]
 
 
 def run(file: str, name: str, grid, block, args, shared_mem: int = 0) -> float:
@@ -377,6 +377,7 @@ def compiles(calls) -> int:
     return sum("-c" in cmd for cmd in calls)
 
 
+@pytest.mark.slow
 def test_second_build_compiles_nothing(fresh_cache, tmp_path):
     calls = fresh_cache
     cu = tmp_path / "lang.cu"
@@ -407,6 +408,7 @@ def test_second_build_compiles_nothing(fresh_cache, tmp_path):
     np.testing.assert_array_equal(out, 2 * x + 1)
 
 
+@pytest.mark.slow
 def test_second_load_kernel_compiles_nothing(fresh_cache, tmp_path):
     calls = fresh_cache
     cu = tmp_path / "atomics_copy.cu"

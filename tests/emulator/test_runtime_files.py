@@ -12,6 +12,8 @@ import pytest
 
 from helpers.emulator import compiler
 
+pytestmark = pytest.mark.emulator
+
 RUNTIME = compiler.RUNTIME_DIR
 PARTS = sorted(p.name for p in RUNTIME.glob("runtime_*.cpp"))
 CXX_FILES = sorted(p for p in RUNTIME.rglob("*") if p.suffix in (".cpp", ".h", ".cuh"))

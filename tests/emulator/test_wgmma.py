@@ -17,6 +17,8 @@ from helpers.core.errors import BarrierError, KernelCrashError
 from helpers.run.kernel_loader import load_kernel
 from helpers.core.configs import WgmmaConfig
 
+pytestmark = pytest.mark.emulator
+
 ROOT = paths.ROOT
 PROBE = ROOT / "tools" / "experiments" / "wgmma_probe.cu"
 GPU_PROBE = ROOT / "results" / "stage_10_h100_2026-11-24" / "exp_10_wgmma_first.json"

@@ -22,6 +22,8 @@ from helpers.course.exercises.calls import checker_calls
 from helpers.maintain import answers_on_screen as screen
 from helpers.teach import copies
 
+pytestmark = pytest.mark.emulator
+
 NOTEBOOKS = {stage: next((ROOT / "notebooks").glob(f"{stage}_*.ipynb")) for stage in screen.STAGES}
 
 
@@ -29,6 +31,7 @@ def _calls(nb) -> list[str]:
     return [call.name for c in nb.cells if c.cell_type == "code" for call in checker_calls(c.source)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stage", screen.STAGES)
 def test_no_answer_is_on_the_screen_above_its_exercise(stage):
     nb = nbformat.read(NOTEBOOKS[stage], as_version=4)
@@ -37,12 +40,14 @@ def test_no_answer_is_on_the_screen_above_its_exercise(stage):
     assert found == [], "\n".join(map(str, found))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stage", ["08", "09", "10"])
 def test_nor_in_the_student_copy(stage):
     copy = copies.student_copy(nbformat.read(NOTEBOOKS[stage], as_version=4))
     assert screen.leaks(copy) == []
 
 
+@pytest.mark.slow
 def test_every_checker_of_the_notebooks_has_forms_to_look_for():
     """A small number (2, 4, 32) is on every screen: an answer made only of such numbers is looked
     for in the forms the instruments print it in, never as a bare number."""

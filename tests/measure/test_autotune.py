@@ -19,6 +19,8 @@ from helpers.core.paths import RESULTS_DIR
 from helpers.core.configs import ThreadTile2DConfig, TileConfig
 from support import helpers_cli
 
+pytestmark = pytest.mark.emulator
+
 
 # ---- the search space ------------------------------------------------------------------------------
 @pytest.mark.parametrize("v", stages.variants(), ids=lambda v: v.name)
@@ -231,6 +233,7 @@ def test_dry_run_verifies_candidates_without_timing(cpu_backend):
     assert all(r["registers"] for r in result.rows)
 
 
+@pytest.mark.slow
 def test_cli_tune_refuses_on_the_emulator_and_dry_runs():
     r = helpers_cli("tune", "03_smem_tiling", "--backend", "cpu")
     assert r.returncode == 3 and "times kernels on a GPU" in r.stderr

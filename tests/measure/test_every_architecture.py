@@ -16,6 +16,8 @@ from helpers.measure import resources
 from helpers.measure import tuning_space
 from helpers.run import backend, toolchain
 
+pytestmark = pytest.mark.slow
+
 PAIRS = [(v, a) for a in COURSE_ARCHS for v in stages.variants()]
 
 

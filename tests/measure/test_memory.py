@@ -24,7 +24,7 @@ from helpers.measure import trace
 KERNELS = paths.ROOT / "tests" / "kernels"
 PATTERNS = KERNELS / "memory_patterns.cu"
 
-pytestmark = pytest.mark.usefixtures("cpu_backend")
+pytestmark = [pytest.mark.usefixtures("cpu_backend"), pytest.mark.emulator]
 
 
 def marked_line(tag: str, file: Path = PATTERNS) -> int:

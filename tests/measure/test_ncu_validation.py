@@ -14,6 +14,8 @@ import pytest
 from helpers.core import paths
 from helpers.measure import ncu
 
+pytestmark = [pytest.mark.emulator, pytest.mark.slow]
+
 RUNS = sorted(paths.RESULTS_DIR.glob("ncu_*/ncu.csv"))
 
 

@@ -9,6 +9,8 @@ from helpers.core import stages
 from helpers.core.errors import KernelArgumentError, KernelCompileError, LaunchConfigError
 from helpers.run.kernel_loader import load_kernel
 
+pytestmark = pytest.mark.emulator
+
 NAIVE = stages.variant("02_naive_coalesced")
 
 

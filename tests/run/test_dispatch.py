@@ -12,6 +12,8 @@ from helpers.measure import verify
 from helpers.run import dispatch
 from helpers.run.sgemm import plan, sgemm
 
+pytestmark = pytest.mark.emulator
+
 RATES = {"128x256": 47.0, "128x128": 48.0, "128x64": 46.0, "64x64": 42.0}
 H200 = dispatch.Machine("NVIDIA H200", 132, 4.8, 66.9, RATES, {k: v * 0.97 for k, v in RATES.items()})
 

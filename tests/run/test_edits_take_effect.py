@@ -1,3 +1,4 @@
+import pytest
 """A learner who edits a kernel file sees the edit at the next launch, without restarting Python."""
 
 
@@ -6,6 +7,8 @@ import numpy as np
 from helpers.core import paths
 from helpers.run import gemm
 from helpers.core import stages
+
+pytestmark = pytest.mark.emulator
 
 
 def test_an_edited_kernel_file_is_compiled_again(tmp_path, monkeypatch, rng):

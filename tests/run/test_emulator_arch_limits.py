@@ -9,6 +9,8 @@ from helpers.core.errors import LaunchConfigError
 from helpers.run import backend
 from helpers.run.kernel_loader import load_kernel
 
+pytestmark = pytest.mark.emulator
+
 SOURCE = """
 __global__ void fill(int n, float* out) {
   extern __shared__ float tile[];

@@ -17,6 +17,8 @@ from helpers.core.errors import KernelCompileError
 from helpers.run.kernel_loader import load_kernel
 from helpers.core.configs import ThreadTile1DConfig as T1, ThreadTile2DConfig as T2
 
+pytestmark = pytest.mark.emulator
+
 ROOT = paths.ROOT
 V04, V05 = stages.variant("04_1d_thread_tiling"), stages.variant("05_2d_thread_tiling")
 

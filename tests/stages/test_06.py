@@ -19,6 +19,8 @@ from helpers.maintain import notebooks
 from helpers.measure import resources
 from helpers.core import stages
 
+pytestmark = pytest.mark.emulator
+
 ROOT = paths.ROOT
 BASE = stages.variant("05_2d_thread_tiling")
 PADDED, TRANSPOSED, SWIZZLED = (stages.variant(n) for n in ("06_padded", "06_transposed_a", "06_swizzled"))
@@ -81,6 +83,7 @@ def test_exercise_06_2(answer, ok, says):
 
 
 # ---- what the traces show (section 4 of the notebook) ---------------------------------------------
+@pytest.mark.slow
 def test_8x8_as_load_conflicts_in_05_and_each_fix_removes_it_but_pad_4():
     for fields in (TILE_8x8, TILE_8x8x8):
         assert _worst(BASE, fields, "load", "As") == 2
@@ -89,6 +92,7 @@ def test_8x8_as_load_conflicts_in_05_and_each_fix_removes_it_but_pad_4():
     assert _worst(PADDED, dict(TILE_8x8x8, PAD=4), "load", "As") == 2     # 8 * (8 + 4) = 96 words apart
 
 
+@pytest.mark.slow
 def test_16x4_as_load_is_a_broadcast_and_no_fix_touches_bs():
     for v in (BASE, PADDED, TRANSPOSED, SWIZZLED):
         tr = accesses.kernel_trace(v, v.config(**TILE_16x4))
@@ -98,6 +102,7 @@ def test_16x4_as_load_is_a_broadcast_and_no_fix_touches_bs():
             assert _worst(v, fields, "load", "Bs") == 4, v.name
 
 
+@pytest.mark.slow
 def test_what_each_fix_costs_the_copy():
     assert _worst(BASE, TILE_8x8, "store", "As") == 1
     assert _worst(SWIZZLED, TILE_8x8, "store", "As") == 1
@@ -158,6 +163,7 @@ def _cases():
     return out + [(PADDED, PADDED.config(**TILE_8x8x8, PAD=4))]
 
 
+@pytest.mark.slow
 def test_the_h200_run_measured_every_case_and_its_registers_are_ptxas_here():
     run, rows = _h200()
     assert run["provenance"]["gpu"] and run["provenance"]["tf32"] is False

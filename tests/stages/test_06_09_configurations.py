@@ -19,6 +19,8 @@ from helpers.core.configs import (AsyncCopyConfig, DoubleBufferConfig, PaddedTil
 from helpers.measure import memory, trace, verify
 from helpers.run import backend, gemm
 
+pytestmark = [pytest.mark.emulator, pytest.mark.slow]
+
 STAGES = ("06", "07", "08", "09")
 VECTORIZED = ("07", "08", "09")  # float4 global accesses
 

@@ -13,6 +13,8 @@ from helpers.measure import memory
 from helpers.core import stages
 from helpers.measure import verify
 
+pytestmark = pytest.mark.emulator
+
 V07 = stages.variant("07_vectorized")
 V06 = stages.variant("06_transposed_a")
 SAME = dataclasses.asdict(V07.default)       # 06 with 07's tile sizes

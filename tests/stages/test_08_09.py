@@ -8,6 +8,8 @@ from helpers.course.exercises import stage09
 from helpers.measure import pipeline
 from helpers.core import stages
 
+pytestmark = pytest.mark.emulator
+
 
 @pytest.mark.parametrize("answer, ok, says", [
     ((4, 8), True, "4 warp tiles"),
@@ -61,6 +63,7 @@ def test_exercise_09_2(answer, ok, says):
     assert f.ok is ok and says in f.message, f.message
 
 
+@pytest.mark.slow
 def test_exercise_09_3_the_race_check_names_the_lines_of_the_missing_barrier():
     races = exercises.broken_double_buffering_races()
     assert races

@@ -20,6 +20,8 @@ from helpers.measure import memory, trace, verify
 from helpers.run import gemm
 from helpers.run.kernel_loader import load_kernel
 
+pytestmark = [pytest.mark.emulator, pytest.mark.slow]
+
 M, N, K = 131, 132, 76
 # Small configurations (128 threads, 64 x 64 tiles): 3 x 3 blocks, edge blocks partial in M and N.
 KERNELS = {

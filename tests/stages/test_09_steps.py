@@ -1,3 +1,4 @@
+import pytest
 """Stage 09 in two steps, one idea each: 09_two_buffers (the next tiles' global loads in flight during
 the math, two shared buffers) and 09_double_buffering (each step's shared loads a step ahead, into a
 second set of registers). Each kernel's diff against its parent is its idea; the schedule read from the
@@ -6,6 +7,8 @@ emulator's trace shows what step 1 changes."""
 from helpers.core import stages
 from helpers.measure import pipeline
 from helpers.views import display
+
+pytestmark = pytest.mark.emulator
 
 STEPS = [v for v in stages.stage("09").variants if v.name in ("09_two_buffers", "09_double_buffering")]
 

@@ -17,6 +17,8 @@ from helpers.core.errors import BarrierError, KernelCrashError
 from helpers.core.configs_tensor_cores import MmaSyncConfig, TensorCoreConfig
 from helpers.core.kernel_source import strip_comments
 
+pytestmark = pytest.mark.emulator
+
 V = stages.variant("10_tensor_cores")
 SMALL = TensorCoreConfig(32, 32, 16, 16, 16, 2)  # 4 warps: quick on the emulator
 

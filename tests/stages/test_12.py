@@ -15,6 +15,8 @@ from helpers.measure import hopper, verify
 from helpers.run import cpu_backend, gemm, tensor_maps
 from helpers.run.kernel_loader import load_kernel
 
+pytestmark = pytest.mark.emulator
+
 V = stages.variant("12_warp_specialized")
 SMALL = WS(BM=128, CONSUMERS=1, STAGES=3)
 

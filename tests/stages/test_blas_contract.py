@@ -10,6 +10,8 @@ from helpers.core import stages
 from helpers.measure import verify
 from helpers.run import gemm
 
+pytestmark = pytest.mark.emulator
+
 # N % 4 == 0: the kernels' 16-byte (and wgmma's 8-byte) stores of C; N odd: their scalar ones.
 SHAPES = (verify.Shape("vector stores", 37, 68, 19), verify.Shape("scalar stores", 37, 65, 19))
 

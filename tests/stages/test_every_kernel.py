@@ -6,6 +6,8 @@ from helpers.run import backend
 from helpers.core import stages
 from helpers.measure import verify
 
+pytestmark = pytest.mark.emulator
+
 
 @pytest.mark.parametrize("variant", stages.variants(), ids=lambda v: v.name)
 def test_variant_correct_on_catalogue(variant):
@@ -15,6 +17,7 @@ def test_variant_correct_on_catalogue(variant):
     assert report.ok, str(report)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", stages.variants(), ids=lambda v: v.name)
 def test_variant_correct_on_the_emulator_with_its_other_configurations(variant, cpu_backend):
     assert variant.alternatives, f"{variant.name} lists no alternative configurations to verify"

@@ -27,6 +27,8 @@ from helpers.core.errors import SandboxUnavailableError
 from helpers.teach import copies, sandbox
 from helpers.teach.grading import answers, checkers, kernel_cells, notebook, results, run
 
+pytestmark = [pytest.mark.emulator, pytest.mark.slow]
+
 ROOT = paths.ROOT
 HOME = Path.home()
 GUARDED = sorted((ROOT / "helpers" / "course" / "exercises").glob("*.py"))   # what forgers append to

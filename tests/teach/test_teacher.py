@@ -22,6 +22,8 @@ from helpers.course.exercises.calls import checker_calls
 from helpers.teach import copies, sandbox
 from helpers.teach.grading import notebook, results, run
 
+pytestmark = pytest.mark.emulator
+
 ROOT = paths.ROOT
 NB02 = ROOT / "notebooks" / "02_naive.ipynb"
 
@@ -53,6 +55,7 @@ def test_every_checker_a_notebook_calls_is_registered():
     assert called and called <= set(exercises.SOLUTIONS)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", CHECKERS)
 def test_every_checker_has_a_solution_it_accepts(name):
     args = exercises.solution(name)
@@ -172,6 +175,7 @@ def test_a_student_copy_shows_no_measurement_a_prediction_asks_about(path):
     assert kept, "the checked outputs outside the performance section stay"
 
 
+@pytest.mark.slow
 def test_cli_writes_student_and_teacher_copies(tmp_path):
     r = subprocess.run([sys.executable, "-m", "helpers", "teacher", "student-copies", str(tmp_path / "s"), str(NB02),
                         "--no-hints"], cwd=ROOT, capture_output=True, text=True, timeout=300)
@@ -195,6 +199,7 @@ def test_exercise_cells_are_the_setup_and_the_exercises():
         assert len(cells) < len(nb.cells) / 2
 
 
+@pytest.mark.slow
 def test_grade_reports_right_wrong_not_attempted_and_error(nb02_and_its_teacher_copy, tmp_path):
     if sandbox.find_bwrap() is None and not os.environ.get("CI"):
         pytest.skip("grading needs bubblewrap (sudo apt-get install bubblewrap); .ci/run installs it")

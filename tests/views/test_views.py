@@ -33,6 +33,8 @@ from helpers.maintain import notebooks
 from helpers.core import stages
 from helpers.views import widgets  # noqa: E402
 
+pytestmark = pytest.mark.emulator
+
 
 # ---- trace-derived views and figures ------------------------------------------------------------
 @pytest.mark.parametrize("variant, want", [("02_naive", {"A": 32, "B": 1, "C": 32}),
@@ -173,6 +175,7 @@ def test_unknown_figure():
         figure_files.generate(["no_such_figure"])
 
 
+@pytest.mark.slow
 def test_committed_figures_are_current():
     assert figure_files.stale() == [], "run `python -m helpers.figures` and commit figures/"
 
