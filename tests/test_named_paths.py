@@ -27,7 +27,7 @@ ROOT_FILES = ("README.md", "TEACHING.md", "requirements.txt", "pytest.ini", ".im
 NAMED = re.compile(r"(?<![\w./-])((?:%s)/[\w./-]*[\w/]|(?:%s))(?![\w(])" % (
     "|".join(re.escape(t) for t in TOP), "|".join(re.escape(f) for f in ROOT_FILES)))
 PLACEHOLDER = re.compile(r"NN|NAME|FOLDER|DATE|stage99")
-DATED = re.compile(r"[^.;\n]{0,40}?\b(?:at|until|before) commit [0-9a-f]{7,40}\b")
+DATED = re.compile(r"[^.;]{0,40}?\b(?:at|until|before)\s+commit\s+[0-9a-f]{7,40}\b")
 FSTRING_MIDDLE = getattr(tokenize, "FSTRING_MIDDLE", tokenize.STRING)   # f-strings are tokens of their own from 3.12
 C_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 
