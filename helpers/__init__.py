@@ -1,4 +1,4 @@
-"""Tile by Tile's Python package, in layers that import only downward (README: "How the code is laid out"):
+"""Tile by Tile's Python package, in layers that import only downward (docs/maintaining.md: "How the code is laid out"):
 
     core      the course's facts: errors, paths, the stage registry, configurations, architectures
     emulator  the CPU emulator: every CUDA thread a fiber, every access traced and bounds-checked
@@ -57,7 +57,7 @@ SURFACE = {
     "autotune_plots": "helpers.views.autotune_plots",
     "dispatch_plots": "helpers.views.dispatch_plots",  # waves, the wave model, the sweep against cuBLAS
     "hopper_plots": "helpers.views.hopper_plots",  # stage 12's pipeline timeline, steps and sweep
-    "ladder_report": "helpers.views.ladder_report",  # the capstone ladder: chart, roofline, steps, README table
+    "ladder_report": "helpers.views.ladder_report",  # the capstone ladder: chart, roofline, steps, docs/results.md's table
     "widgets": "helpers.views.widgets",         # slider panels
     # course
     "exercises": "helpers.course.exercises",    # the exercises' checkers, per stage

@@ -15,8 +15,8 @@
     python -m helpers resources [--arch sm_86]  every kernel's registers, shared memory, spills and occupancy
                                                on one GPU architecture (default: this GPU's), from ptxas
     python -m helpers results-table [--ladder FILE] [--write]
-                                               README's results table from the newest committed ladder
-                                               (--write: into README, with figures/11_autotuning_*.svg)
+                                               docs/results.md's table from the newest committed ladder
+                                               (--write: into docs/results.md, with figures/11_autotuning_*.svg)
     python -m helpers dispatch [--sizes 1000,4096x4096x512]
                                                which kernel the dispatcher (stage 11) chooses per shape, and why
     python -m helpers sweep [--sizes ...]      GPU: the dispatcher, the fixed best kernel and cuBLAS FP32 over
@@ -120,10 +120,10 @@ def parser() -> argparse.ArgumentParser:
     res.add_argument("--arch", type=_arch_arg,
                      help=f"a GPU architecture: {', '.join(COURSE_ARCHS)} (default: this GPU's; on the emulator "
                           f"TBT_ARCH, else sm_90)")
-    table = sub.add_parser("results-table", parents=[common], help="README's results table from the newest committed ladder")
+    table = sub.add_parser("results-table", parents=[common], help="docs/results.md's table from the newest committed ladder")
     table.add_argument("--ladder", help="a ladder JSON (default: the newest results/gpu_*/ladder.json)")
     table.add_argument("--write", action="store_true",
-                       help="put it into README.md and redraw figures/11_autotuning_*.svg from the ladder")
+                       help="put it into docs/results.md and redraw figures/11_autotuning_*.svg from the ladder")
     figs = sub.add_parser("figures", help="regenerate figures/*.svg (maintainers)")
     figs.add_argument("names", nargs="*", help=f"figures to make (default all: {', '.join(figure_files.FIGURES)})")
     figs.add_argument("--check", action="store_true", help="write nothing; exit 1 if a figure is missing or stale")

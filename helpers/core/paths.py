@@ -10,6 +10,7 @@ NOTEBOOKS = ROOT / "notebooks"
 RESULTS_DIR = ROOT / "results"
 FIGURES_DIR = ROOT / "figures"
 README = ROOT / "README.md"
+RESULTS_PAGE = ROOT / "docs" / "results.md"   # the ladder's table (python -m helpers results-table --write)
 
 
 def rel(path: Path | str) -> str:

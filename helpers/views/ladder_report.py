@@ -1,12 +1,12 @@
 """The capstone ladder (stage 11): every stage's kernels measured in one GPU run, as a chart, a
-roofline, a table of what each step bought, and README's results table.
+roofline, a table of what each step bought, and the results table of docs/results.md.
 
     lad = load_ladder()                 # the newest committed ladder (see newest_ladder)
     plot_ladder(lad)                    # TFLOP/s and % of cuBLAS of every kernel
     plot_ladder_roofline(lad)           # every kernel on the GPU's roofline
     steps_table(lad)                    # each stage's best kernel against the previous stage's
-    print(results_table(lad))           # README's table
-    regenerate()                        # README's table and figures/11_autotuning_*.svg, after a new ladder
+    print(results_table(lad))           # the table of docs/results.md
+    regenerate()                        # the table of docs/results.md and figures/11_autotuning_*.svg, after a new ladder
 
 A ladder is the JSON `python -m helpers ladder --json FILE` writes: {"size", "backend", "rows",
 "provenance"}, each row a kernel's variant, config, verified, median_ms, tflops and pct_cublas,
@@ -32,7 +32,7 @@ from helpers.core import stages
 from helpers.core import results_files
 from helpers.core.errors import CourseError, ResultsFileError
 from helpers.core.paths import RESULTS_DIR
-from helpers.core.paths import README
+from helpers.core.paths import RESULTS_PAGE
 from helpers.core.markdown import Markdown
 from helpers.core.paths import FIGURES_DIR
 from helpers.core.arch import BANKS, FLOAT_BYTES
@@ -46,7 +46,7 @@ PRECISION_NAMES = {"fp32": "FP32", "tf32": "TF32"}
 
 # ---- which ladder, and reading it ------------------------------------------------------------------
 def newest_ladder(directory: Path | str = RESULTS_DIR) -> Path:
-    """The ladder the README, the figures and notebook 11 show. Of results/gpu_*/ladder.json (each
+    """The ladder docs/results.md, the figures and notebook 11 show. Of results/gpu_*/ladder.json (each
     written by tools/gpu_suite.sh in the session that also ran the whole test suite on that GPU),
     the one whose provenance date is the latest; ties go to the later folder name. So a new GPU run
     takes over as soon as it is committed, and the tests then name the command that regenerates
@@ -167,7 +167,7 @@ def _pct(row: dict) -> str:
     return text
 
 
-# ---- README's table ------------------------------------------------------------------------------
+# ---- the table of docs/results.md ------------------------------------------------------------------------------
 def results_table(ladder: Ladder | None = None) -> str:
     """Markdown: where and when it was measured, then one row per cuBLAS and per kernel."""
     lad = ladder or load_ladder()
@@ -184,29 +184,29 @@ def results_table(ladder: Ladder | None = None) -> str:
     return "\n".join(lines)
 
 
-def _readme_parts(readme: Path) -> tuple[str, str, str]:
-    text = readme.read_text()
+def _page_parts(page: Path) -> tuple[str, str, str]:
+    text = page.read_text()
     if text.count(BEGIN) != 1 or text.count(END) != 1 or text.index(BEGIN) > text.index(END):
-        raise CourseError(f"{readme} needs one line `{BEGIN}` and, after it, one line `{END}`: the results table "
-                          f"goes between them. Fix: put both lines back in the Results section.")
+        raise CourseError(f"{page} needs one line `{BEGIN}` and, after it, one line `{END}`: the results table "
+                          f"goes between them. Fix: put both lines back above and below the table.")
     head, rest = text.split(BEGIN, 1)
     body, tail = rest.split(END, 1)
     return head, body, tail
 
 
-def readme_table(readme: Path | str = README) -> str:
-    """What README holds between the markers now."""
-    return _readme_parts(Path(readme))[1].strip()
+def page_table(page: Path | str = RESULTS_PAGE) -> str:
+    """What docs/results.md holds between the markers now."""
+    return _page_parts(Path(page))[1].strip()
 
 
-def write_readme(ladder: Ladder | None = None, readme: Path | str = README) -> bool:
-    """Puts results_table(ladder) between README's markers; True if README changed."""
-    readme = Path(readme)
-    head, body, tail = _readme_parts(readme)
+def write_page(ladder: Ladder | None = None, page: Path | str = RESULTS_PAGE) -> bool:
+    """Puts results_table(ladder) between the page's markers; True if the page changed."""
+    page = Path(page)
+    head, body, tail = _page_parts(page)
     table = results_table(ladder)
     if body.strip() == table:
         return False
-    readme.write_text(f"{head}{BEGIN}\n{table}\n{END}{tail}")
+    page.write_text(f"{head}{BEGIN}\n{table}\n{END}{tail}")
     return True
 
 
@@ -395,12 +395,12 @@ def draw_11_roofline(path: Path, ladder: Ladder | None = None) -> Path:
         return save_svg(plot_ladder_roofline(ladder), path)
 
 
-def regenerate(ladder: Ladder | None = None, readme: Path | str = README,
+def regenerate(ladder: Ladder | None = None, page: Path | str = RESULTS_PAGE,
                figures_dir: Path | str | None = None) -> list[Path]:
-    """After a new ladder is committed: README's results table and the figures drawn from the
+    """After a new ladder is committed: the results table of docs/results.md and the figures drawn from the
     ladder (default: newest_ladder()). Returns the files written."""
     lad = ladder or load_ladder()
-    written = [Path(readme)] if write_readme(lad, readme) else []
+    written = [Path(page)] if write_page(lad, page) else []
     out = Path(figures_dir or FIGURES_DIR)
     return written + [draw(out / f"{name}.svg", lad) for name, draw in
                       (("11_autotuning_ladder", draw_11_ladder), ("11_autotuning_roofline", draw_11_roofline))]

@@ -1,4 +1,4 @@
-"""The capstone ladder: which committed ladder is the newest, README's results table kept equal to
+"""The capstone ladder: which committed ladder is the newest, docs/results.md's table kept equal to
 what the command makes from it, the table of what each step bought, TF32 rows, and the figures."""
 
 import copy
@@ -17,11 +17,11 @@ from helpers.core.paths import RESULTS_DIR  # noqa: E402
 from support import helpers_cli  # noqa: E402
 
 
-def test_readme_results_table_is_the_one_made_from_the_newest_ladder():
+def test_the_results_page_table_is_the_one_made_from_the_newest_ladder():
     lad = ladder_report.load_ladder()
-    assert ladder_report.readme_table() == ladder_report.results_table(lad), (
-        f"README.md's results table is not the one made from {lad.source}: run "
-        f"`{ladder_report.REGENERATE}` and commit README.md and figures/.")
+    assert ladder_report.page_table() == ladder_report.results_table(lad), (
+        f"docs/results.md's table is not the one made from {lad.source}: run "
+        f"`{ladder_report.REGENERATE}` and commit docs/results.md and figures/.")
 
 
 def test_the_table_reads_every_number_from_the_ladder():
@@ -95,17 +95,17 @@ def test_each_step_is_the_best_of_its_stage_against_the_previous_stage(tmp_path)
         ladder_report.results_table(lad)
 
 
-def test_write_readme_replaces_only_the_text_between_the_markers(tmp_path):
-    readme = tmp_path / "README.md"
+def test_write_page_replaces_only_the_text_between_the_markers(tmp_path):
+    readme = tmp_path / "results.md"
     readme.write_text(f"# Title\n\nbefore\n\n{ladder_report.BEGIN}\nold table\n{ladder_report.END}\n\nafter\n")
-    assert ladder_report.write_readme(readme=readme) is True
+    assert ladder_report.write_page(page=readme) is True
     text = readme.read_text()
     assert text.startswith("# Title\n\nbefore\n\n") and text.endswith(f"{ladder_report.END}\n\nafter\n")
-    assert ladder_report.readme_table(readme) == ladder_report.results_table()
-    assert ladder_report.write_readme(readme=readme) is False, "a second write changes nothing"
+    assert ladder_report.page_table(readme) == ladder_report.results_table()
+    assert ladder_report.write_page(page=readme) is False, "a second write changes nothing"
     readme.write_text("# no markers\n")
     with pytest.raises(CourseError, match="results-table: begin"):
-        ladder_report.write_readme(readme=readme)
+        ladder_report.write_page(page=readme)
 
 
 def test_committed_ceilings_come_from_the_ceilings_file():
@@ -117,13 +117,13 @@ def test_committed_ceilings_come_from_the_ceilings_file():
 
 
 def test_the_figures_of_the_committed_ladder_are_written_and_deterministic(tmp_path):
-    readme = tmp_path / "README.md"
+    readme = tmp_path / "results.md"
     readme.write_text(f"{ladder_report.BEGIN}\n{ladder_report.END}\n")
-    written = ladder_report.regenerate(readme=readme, figures_dir=tmp_path / "a")
+    written = ladder_report.regenerate(page=readme, figures_dir=tmp_path / "a")
     assert written[0] == readme and [p.name for p in written[1:]] == ["11_autotuning_ladder.svg",
                                                                       "11_autotuning_roofline.svg"]
-    again = ladder_report.regenerate(readme=readme, figures_dir=tmp_path / "b")
-    assert again[0].suffix == ".svg", "README already current"
+    again = ladder_report.regenerate(page=readme, figures_dir=tmp_path / "b")
+    assert again[0].suffix == ".svg", "the page already current"
     lad = ladder_report.load_ladder()
     for first, second in zip(written[1:], again):
         text = first.read_text()
@@ -164,7 +164,7 @@ def test_a_ladder_without_a_gpu_or_cublas_is_refused(tmp_path):
         ladder_report.load_ladder(path)
 
 
-def test_cli_results_table_prints_the_readme_table():
+def test_cli_results_table_prints_the_results_page_table():
     r = helpers_cli("results-table")
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == ladder_report.results_table()
