@@ -23,6 +23,19 @@ import pytest
 HERE = Path(__file__).parent
 
 
+def pytest_sessionstart(session):
+    """The emulator's runtime, which every kernel's build links, built once before pytest-xdist starts its workers
+    (each would otherwise build it at its first kernel, at the same time)."""
+    if hasattr(session.config, "workerinput"):
+        return    # a worker: the controller built it
+    from helpers.core.errors import CompilerNotFoundError
+    from helpers.emulator import compiler
+    try:
+        compiler.runtime_object()
+    except CompilerNotFoundError:
+        pass      # no C++ compiler: the emulator's tests say so themselves
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         where = Path(str(item.fspath)).resolve().relative_to(HERE).parts
