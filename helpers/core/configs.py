@@ -52,10 +52,16 @@ class KernelConfig:
     def check_shape(self, M: int, N: int, K: int) -> None:
         """Raises ValueError when the kernel cannot take this shape (none: bounds-checked)."""
 
-    def workspace_floats(self, M: int, N: int) -> int | None:
+    def workspace_floats(self, M: int, N: int, sm_count: int | None = None) -> int | None:
         """None: the kernel has the course's signature. A number: it takes one more argument after C, a
-        float workspace of that many floats (0: not used; a one-float array is passed)."""
+        float workspace of that many floats (0: not used; a one-float array is passed, and no second kernel
+        runs). sm_count: the SMs of the GPU (a persistent kernel's grid, and so its workspace, depends on it)."""
         return None
+
+    def finish(self, M: int, N: int, K: int, sm_count: int | None) -> tuple[str, tuple, tuple, tuple]:
+        """The kernel that finishes C from a used workspace: (its name expression, grid, block, its arguments
+        before alpha); it takes (..., alpha, workspace, beta, C) after them."""
+        raise NotImplementedError(f"{type(self).__name__} has no workspace to finish")
 
     # True: the kernel takes TMA tensor maps of A and B (tensor_maps()) in place of their pointers.
     TENSOR_MAPS: ClassVar[bool] = False
@@ -351,8 +357,13 @@ class SplitKConfig(DoubleBufferConfig):
     def grid(self, M, N):
         return (ceil_div(N, self.BN), ceil_div(M, self.BM), self.SPLITS)
 
-    def workspace_floats(self, M: int, N: int) -> int | None:
+    def workspace_floats(self, M: int, N: int, sm_count: int | None = None) -> int | None:
         return self.SPLITS * M * N if self.SPLITS > 1 else 0
+
+    def finish(self, M: int, N: int, K: int, sm_count: int | None) -> tuple[str, tuple, tuple, tuple]:
+        """reduce_split_k: one thread per element of C, adding the SPLITS slices in order."""
+        return (self.REDUCE_KERNEL, (ceil_div(M * N, self.REDUCE_THREADS), 1, 1), (self.REDUCE_THREADS, 1, 1),
+                (M, N, self.SPLITS))
 
     def tile(self) -> DoubleBufferConfig:
         """The same tiles without the split: the configuration of 09_double_buffering."""

@@ -1,11 +1,19 @@
-"""Reading a kernel's .cu file: its text, its kernels' parameter names, a line for a message."""
+"""Reading a kernel's .cu file: its text, its kernels' parameter names, a line for a message.
+
+A file is read once per process and again only when it changes (helpers/core/file_stamps.py): a repeated
+launch stats the file and the headers it includes, and opens none of them. What is parsed from a text
+(comments stripped, kernel names, parameters, the headers it includes) is kept with it.
+"""
 
 from __future__ import annotations
 
+import functools
 import re
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from helpers.core import file_stamps
 from helpers.core.errors import KernelArgumentError
 from helpers.core.paths import KERNELS
 
@@ -25,11 +33,25 @@ class KernelSource:
 
     @classmethod
     def read(cls, path) -> "KernelSource":
+        """The file's source, read at the first call and again only once the file changed (its stamp)."""
+        key = file_stamps.absolute(path)
+        now = file_stamps.stamp(key)
+        hit = _read.get(key)
+        if hit is not None and now is not None and hit[0] == now:
+            return hit[1]
         path = Path(path)
         if not path.is_file():
             raise FileNotFoundError(f"No kernel file {path}: give the path of a .cu file "
                                     f"(the course's are in kernels/).")
-        return cls(path.resolve(), path.read_text())
+        source = cls(path.resolve(), path.read_text())
+        with _read_lock:
+            _read[key] = (now, source)
+        return source
+
+    @functools.cached_property
+    def stripped(self) -> str:
+        """The text with comments replaced by spaces (strip_comments), computed once."""
+        return strip_comments(self.text)
 
     @property
     def display_path(self) -> str:
@@ -48,36 +70,55 @@ class KernelSource:
         """Where a quoted #include is looked for: beside the file, then the course's kernels/."""
         return tuple(dict.fromkeys((self.path.parent, COURSE_HEADERS)))
 
-    def local_headers(self) -> dict[str, str]:
-        """The headers this file includes with quotes (`#include "wgmma.cuh"`) that lie beside it
-        or in kernels/, by name: their text is part of what the kernel is."""
+    @functools.cached_property
+    def header_paths(self) -> dict[str, Path]:
+        """The headers this file includes with quotes (`#include "wgmma.cuh"`) that lie beside it or in
+        kernels/, by name, and where."""
         found = {}
-        for name in _LOCAL_INCLUDE.findall(strip_comments(self.text)):
+        for name in _LOCAL_INCLUDE.findall(self.stripped):
             path = next((d / name for d in self.include_dirs if (d / name).is_file()), None)
             if path is not None:
-                found[name] = path.read_text()
+                found[name] = path
+        return found
+
+    def local_headers(self) -> dict[str, str]:
+        """The headers this file includes with quotes that lie beside it or in kernels/, by name, and their
+        text (part of what the kernel is): read again only when a header changed."""
+        found = {}
+        for name, path in self.header_paths.items():
+            try:
+                found[name] = file_stamps.read_text_cached(path)
+            except OSError:   # deleted since: NVRTC says what is missing
+                pass
         return found
 
     def required_arch(self) -> str | None:
         """"sm_90a" when the kernel or a header it includes uses instructions that only
         architecture-specific targets have (Hopper's wgmma), else None (any sm_XY)."""
-        texts = [self.text, *self.local_headers().values()]
-        return "sm_90a" if any(_ARCH_SPECIFIC_PTX.search(strip_comments(t)) for t in texts) else None
+        return _required_arch(self.stripped, tuple(self.local_headers().values()))
+
+    @functools.cached_property
+    def _kernels(self) -> dict[str, str]:
+        """Each __global__ function's name and parameter list, in the file's order."""
+        found: dict[str, str] = {}
+        for m in _KERNEL.finditer(self.stripped):
+            found.setdefault(m.group(1), m.group(2))
+        return found
 
     def kernel_names(self) -> list[str]:
-        return [m.group(1) for m in _KERNEL.finditer(strip_comments(self.text))]
+        return list(self._kernels)
 
     def parameter_names(self, name_expression: str) -> list[str]:
         """Names of a kernel's parameters, for messages; [] when the signature is unusual."""
-        base = template_base(name_expression)
-        for m in _KERNEL.finditer(strip_comments(self.text)):
-            if m.group(1) == base:
-                params = [p.strip() for p in m.group(2).split(",") if p.strip()]
-                return [re.findall(r"\w+", p)[-1] for p in params]
-        return []
+        params = self._kernels.get(template_base(name_expression))
+        if params is None:
+            return []
+        return [re.findall(r"\w+", p)[-1] for p in (p.strip() for p in params.split(",")) if p]
 
     def require_kernel(self, name_expression: str) -> None:
         base = template_base(name_expression)
+        if base in self._kernels:
+            return
         names = self.kernel_names()
         if base not in names:
             found = ", ".join(names) or "none"
@@ -97,3 +138,14 @@ _KERNEL = re.compile(
 
 def template_base(name_expression: str) -> str:
     return name_expression.split("<", 1)[0].strip()
+
+
+@functools.lru_cache(maxsize=256)
+def _required_arch(stripped: str, headers: tuple[str, ...]) -> str | None:
+    texts = (stripped, *(strip_comments(h) for h in headers))
+    return "sm_90a" if any(_ARCH_SPECIFIC_PTX.search(t) for t in texts) else None
+
+
+# KernelSource.read's sources by absolute path, each with the stamp its file had when it was read
+_read: dict[str, tuple[tuple, KernelSource]] = {}
+_read_lock = threading.Lock()

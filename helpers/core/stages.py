@@ -19,6 +19,7 @@ from pathlib import Path
 from helpers.core.arch import ARCHS, arch_name
 from helpers.core.configs import KernelConfig
 from helpers.core.configs_hopper import WarpSpecializedConfig
+from helpers.core.configs_stream_k import StreamKConfig
 from helpers.core.configs_tensor_cores import MmaSyncConfig, TensorCoreConfig
 from helpers.core.configs import AsyncCopyConfig, CoalescedConfig, DoubleBufferConfig, NaiveConfig, PaddedTile2DConfig, SplitKConfig, ThreadTile1DConfig, ThreadTile2DConfig, TileConfig, VectorizedConfig, WarpTileConfig, WgmmaConfig
 from helpers.core.paths import KERNELS, NOTEBOOKS
@@ -251,7 +252,7 @@ REGISTRY: tuple[Stage, ...] = (
                 precision="tf32", gpu_arch="sm_90a", parent="10_mma_sync"),
     )),
     Stage("11", "autotuning", "Autotuning, shape-aware dispatch and the final ladder",
-          "Searching tile sizes; a kernel per shape, split-K; every stage compared", (
+          "Searching tile sizes; a kernel per shape, split-K and stream-K; every stage compared", (
         Variant("11_split_k", "sgemm_split_k",
                 "09_double_buffering with K split among SPLITS slices (grid z) and the slices added in a fixed order",
                 SplitKConfig, SplitKConfig(),
@@ -261,6 +262,15 @@ REGISTRY: tuple[Stage, ...] = (
                             "cap of MIN_BLOCKS = 2, ptxas 12.9 keeps 4 to 12 B in local memory on sm_75, sm_80, sm_86, "
                             "sm_87, sm_89 and sm_120; sm_90 and sm_100 fit. Timed only on an H200 (sm_90); the dispatcher "
                             "runs it only for SPLITS > 1 (09_double_buffering otherwise).")),
+        # helpers.sgemm(..., precision="tf32") on Hopper: stage 12's kernel with its last tiles shared out by
+        # stream-K, for the shapes whose tiles leave SMs idle (few tiles, long K). Taught in notebook 11.
+        Variant("11_stream_k", "sgemm_stream_k",
+                "12_warp_specialized with the last wave's k-tiles shared out evenly among one block per SM "
+                "(stream-K), parts of tiles added in a fixed order by a second kernel (sm_90a)",
+                StreamKConfig, StreamKConfig(),
+                (StreamKConfig(SK_WAVES=0), StreamKConfig(SK_WAVES=2), StreamKConfig(128, 1, 3),
+                 StreamKConfig(128, 2, 2, ROUND=0)),
+                precision="tf32", gpu_arch="sm_90a", parent="12_warp_specialized"),
     )),
     Stage("12", "hopper", "Hopper the way cuBLAS does it",
           "TMA copies, mbarrier pipelines, warp specialization, persistent tiles, TF32 rounded to nearest", (

@@ -87,6 +87,14 @@ def launch(program, name_expression, grid, block, args, shared_mem: int) -> floa
         return emulator.launch(slow, name_expression, grid, block, args, shared_mem)
 
 
+def launcher(program, name_expression, grid, block, shared_mem: int):
+    """A call that takes the kernel's arguments and runs it on the emulator (which checks them as it copies
+    them): the GPU backend's launcher, for the same code."""
+    def launch_now(args) -> None:
+        launch(program, name_expression, grid, block, args, shared_mem)
+    return launch_now
+
+
 def check_array(a, what: str) -> None:
     if not isinstance(a, np.ndarray):
         raise KernelArgumentError(f"{what} must be a NumPy array on the CPU backend, got {type(a).__name__}.")

@@ -14,17 +14,21 @@ a long K with a small C leaves the SMs waiting on few, long blocks. The dispatch
 The tiles' rates come from the table's calibration rows (each candidate timed at a large square on that
 GPU). On the CPU emulator, or on a GPU with no table of its own, the model uses the newest committed table
 and says which GPU it describes. Every choice is a configuration of 11_split_k, whose SPLITS = 1 is
-09_double_buffering's kernel.
+09_double_buffering's kernel. (TF32's choices: helpers/run/dispatch_tf32.py.)
+
+Tables are read once per process and again only when results/ or a table file changes (their stamps,
+helpers/core/file_stamps.py): a choice costs no file read after the first.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from helpers.core import results_files
+from helpers.core import file_stamps, results_files
 from helpers.core.configs import SplitKConfig, ceil_div
 from helpers.core.errors import CourseError
 from helpers.core.paths import RESULTS_DIR, rel
@@ -111,11 +115,13 @@ class Choice:
 
 @dataclass
 class Table:
-    """A GPU's dispatch table: its machine description and its measured best per shape."""
+    """A GPU's dispatch table: its machine description and its measured best per shape. deps: the stamps of
+    the files it was chosen from (results/ and the tables read), so that a cached choice knows when it is stale."""
     path: Path
     machine: Machine
     shapes: dict[tuple[int, int, int], dict] = field(default_factory=dict)
     provenance: dict = field(default_factory=dict)
+    deps: tuple = ()
 
     def lookup(self, M: int, N: int, K: int) -> Choice | None:
         row = self.shapes.get((M, N, K))
@@ -193,8 +199,21 @@ def choose(M: int, N: int, K: int, table: Table | None = None, beta_nonzero: boo
 
 # ---- tables ------------------------------------------------------------------------------------
 def read_table(path: Path | str) -> Table:
-    """A dispatch table written by measure.dispatch_table.record; a damaged one is named with what is wrong."""
-    path = Path(path)
+    """A dispatch table written by measure.dispatch_table.record; a damaged one is named with what is wrong.
+    Read again only once the file changed."""
+    key = file_stamps.absolute(path)
+    now = file_stamps.stamp(key)
+    hit = _tables.get(key)
+    if hit is not None and now is not None and hit[0] == now:
+        return hit[1]
+    table = _read_table(Path(path))
+    table.deps = ((key, now),)
+    with _lock:
+        _tables[key] = (now, table)
+    return table
+
+
+def _read_table(path: Path) -> Table:
     data = results_files.read_json(path)
     machine = results_files.require(path, data, "machine", dict)
     rates, split_rates = (results_files.require(path, machine, k, dict, "machine") for k in ("rates", "split_rates"))
@@ -229,25 +248,41 @@ def committed_tables(directory: Path | str = RESULTS_DIR) -> list[Path]:
 
 
 def table_for(gpu_name: str | None, directory: Path | str = RESULTS_DIR) -> Table:
-    """The newest table measured on a GPU of that name, else the newest of any GPU."""
+    """The newest table measured on a GPU of that name, else the newest of any GPU. Its deps: the folder and
+    every table read (a new, removed or edited table makes a cached choice stale)."""
     paths = committed_tables(directory)
     if not paths:
         raise DispatchTableError(f"no dispatch table in {rel(Path(directory))} ({TABLE_GLOB}). Fix: on a GPU, run "
                                  f"`python -m helpers dispatch-table`.")
     tables = [read_table(p) for p in paths]
     own = [t for t in tables if gpu_name and t.machine.name == gpu_name]
-    return (own or tables)[-1]
+    chosen = (own or tables)[-1]
+    folder = file_stamps.absolute(directory)
+    deps = ((folder, file_stamps.stamp(folder)),) + tuple(d for t in tables for d in t.deps)
+    return dataclasses.replace(chosen, deps=deps)
 
 
 def current_table() -> Table:
     """The table for the GPU in use. A GPU with no table of its own gets the newest committed one's
     measured shapes dropped and its rates scaled to this GPU's SMs, FP32 peak and DRAM bandwidth; the
-    CPU emulator gets the newest committed table as it is (it chooses as for that GPU)."""
-    if backend.name() != "gpu":
-        return table_for(None)
-    d = backend.current().device_info()
-    table = table_for(d.name)
-    if table.machine.name == d.name:
-        return table
-    machine = table.machine.scaled_to(d.name, d.sm_count, d.memory_bandwidth_tbs, d.fp32_peak_tflops)
-    return Table(table.path, machine, {}, table.provenance)
+    CPU emulator gets the newest committed table as it is (it chooses as for that GPU). Cached for the
+    process until results/ or a table in it changes."""
+    gpu = backend.name() == "gpu"
+    d = backend.current().device_info() if gpu else None
+    key = (RESULTS_DIR, d.name if gpu else None)
+    hit = _current.get(key)
+    if hit is not None and file_stamps.unchanged(hit.deps):
+        return hit
+    table = table_for(d.name if gpu else None)
+    if gpu and table.machine.name != d.name:
+        machine = table.machine.scaled_to(d.name, d.sm_count, d.memory_bandwidth_tbs, d.fp32_peak_tflops)
+        table = Table(table.path, machine, {}, table.provenance, table.deps)
+    with _lock:
+        _current[key] = table
+    return table
+
+
+# read_table's tables by absolute path with their files' stamps; current_table's by (results/, GPU)
+_tables: dict[str, tuple[tuple, Table]] = {}
+_current: dict[tuple, Table] = {}
+_lock = threading.Lock()

@@ -129,15 +129,17 @@ def launch_args(M, N, K, alpha, A, B, beta, C) -> tuple:
     return (np.int32(M), np.int32(N), np.int32(K), np.float32(alpha), A, B, np.float32(beta), C)
 
 
-def kernel_args(config: KernelConfig, M: int, N: int, K: int, alpha, A, B, beta, C, bk=None) -> tuple:
+def kernel_args(config: KernelConfig, M: int, N: int, K: int, alpha, A, B, beta, C, bk=None,
+                maps_made: bool = False) -> tuple:
     """The arguments of config's kernel on backend bk (default: the current one): the course signature, and for
-    a kernel with a workspace (config.workspace_floats(M, N) not None) a fresh one after C. For a kernel that
-    takes tensor maps, A and B must have rows 16-byte aligned (K, N multiples of 4): launches() pads others."""
+    a kernel with a workspace (config.workspace_floats(M, N, SMs) not None) a fresh one after C. For a kernel that
+    takes tensor maps, A and B must have rows 16-byte aligned (K, N multiples of 4): launches() pads others;
+    maps_made: A and B are such maps already."""
     bk = bk or backend.current()
-    if config.TENSOR_MAPS:  # stage 12: TMA tensor maps of A and B in place of their pointers
+    if config.TENSOR_MAPS and not maps_made:  # stage 12: TMA tensor maps of A and B in place of their pointers
         A, B, _ = tensor_maps.operand_maps(config, M, N, K, A, B, bk)
     args = launch_args(M, N, K, alpha, A, B, beta, C)
-    floats = config.workspace_floats(M, N)
+    floats = config.workspace_floats(M, N, _sm_count(bk))
     if floats is None:
         return args
     return (*args, bk.xp.empty(max(1, floats), dtype=np.float32))
@@ -161,25 +163,29 @@ class Launch:
         return self.kernel.timed_launcher(self.grid, self.block, self.args, shared_mem=self.shared_mem)
 
 
+def _sm_count(bk) -> int:
+    """The SMs a persistent grid is sized for on backend bk: the GPU's, or on the emulator EMULATED_SMS."""
+    return bk.device_info().sm_count if bk.NAME == "gpu" else backend.EMULATED_SMS
+
+
 def launches(variant: Variant, config: KernelConfig, M: int, N: int, K: int, alpha, A, B, beta, C) -> list[Launch]:
     """The launches that compute C = alpha A B + beta C on device arrays of the current backend: one for a
-    kernel of the course's signature; for one with a workspace (config.workspace_floats, split-K), the
-    kernel with a fresh workspace after C and, where the workspace is used, the kernel that finishes C."""
+    kernel of the course's signature; for one with a workspace (config.workspace_floats: split-K, stream-K), the
+    kernel with a fresh workspace after C and, where the workspace is used, the kernel that finishes C
+    (config.finish)."""
     keep = ()
+    sms = backend.sm_count()
     if config.TENSOR_MAPS:  # the maps read A and B, or padded copies of them, kept alive with the launch
         mapA, mapB, keep = tensor_maps.operand_maps(config, M, N, K, A, B)
-        args = launch_args(M, N, K, alpha, mapA, mapB, beta, C)
+        args = kernel_args(config, M, N, K, alpha, mapA, mapB, beta, C, maps_made=True)
     else:
         args = kernel_args(config, M, N, K, alpha, A, B, beta, C)
-    grid = config.launch_grid(M, N, backend.sm_count())
+    grid = config.launch_grid(M, N, sms)
     out = [Launch(kernel_for(variant, config), grid, config.block(), args, config.shared_bytes(), keep)]
-    if config.workspace_floats(M, N):
-        work = args[-1]
-        reduce = load_kernel(variant.path, config.REDUCE_KERNEL)
-        threads = config.REDUCE_THREADS
-        out.append(Launch(reduce, (-(-M * N // threads), 1, 1), (threads, 1, 1),
-                          (np.int32(M), np.int32(N), np.int32(config.SPLITS), np.float32(alpha), work,
-                           np.float32(beta), C), 0))
+    if config.workspace_floats(M, N, sms):
+        name, fgrid, fblock, ints = config.finish(M, N, K, sms)
+        out.append(Launch(load_kernel(variant.path, name), fgrid, fblock,
+                          (*(np.int32(i) for i in ints), np.float32(alpha), args[-1], np.float32(beta), C), 0))
     return out
 
 
@@ -191,7 +197,7 @@ def run(variant: Variant, A, B, C=None, alpha: float = 1.0, beta: float = 0.0,
     config = config or variant.default_for(backend.arch())
     M, N, K = check_operands(A, B, C)
     check_problem(M, N, K, 0, f"running {variant.name}", alpha=alpha, beta=beta,
-                  on_device=device_bytes(M, N, K) + 4 * (config.workspace_floats(M, N) or 0))
+                  on_device=device_bytes(M, N, K) + 4 * (config.workspace_floats(M, N, backend.sm_count()) or 0))
     config.check_shape(M, N, K)
     bk = backend.current()
     dA, dB = bk.to_device(A), bk.to_device(B)

@@ -1,4 +1,8 @@
-"""The GPU backend: NVRTC compiles the kernel files through CuPy, arrays are CuPy arrays."""
+"""The GPU backend: NVRTC compiles the kernel files through CuPy, arrays are CuPy arrays.
+
+A device's facts (properties and attributes) are read once per device and process; a prepared launch
+(`launcher`) sets a kernel's attributes once and then only enqueues it on CuPy's current stream.
+"""
 
 from __future__ import annotations
 
@@ -24,6 +28,12 @@ _ATTR = {"clock_khz": 13, "sm_count": 16, "mem_clock_khz": 36, "bus_bits": 37, "
          "major": 75, "minor": 76, "smem_per_sm": 81, "regs_per_sm": 82, "smem_optin": 97}
 
 
+def current_device() -> int:
+    """The id of CuPy's current device (of this thread)."""
+    return cp.cuda.runtime.getDevice()
+
+
+@functools.lru_cache(maxsize=None)
 def _attr(name: str, device: int = 0) -> int:
     return cp.cuda.runtime.deviceGetAttribute(_ATTR[name], device)
 
@@ -33,21 +43,27 @@ def _version(v: int) -> str:
 
 
 def device_info() -> DeviceInfo:
-    props = cp.cuda.runtime.getDeviceProperties(0)
-    major, minor = _attr("major"), _attr("minor")
+    """The current device's facts, read once per device."""
+    return _device_info(current_device())
+
+
+@functools.lru_cache(maxsize=None)
+def _device_info(device: int) -> DeviceInfo:
+    props = cp.cuda.runtime.getDeviceProperties(device)
+    major, minor = _attr("major", device), _attr("minor", device)
     return DeviceInfo(
         backend=NAME,
         name=props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"]),
         compute_capability=f"{major}.{minor}",
-        sm_count=_attr("sm_count"),
-        clock_ghz=_attr("clock_khz") / 1e6,
+        sm_count=_attr("sm_count", device),
+        clock_ghz=_attr("clock_khz", device) / 1e6,
         fp32_lanes_per_sm=fp32_lanes_per_sm(major, minor),
-        memory_bandwidth_tbs=2 * _attr("mem_clock_khz") * 1e3 * _attr("bus_bits") / 8 / 1e12,
+        memory_bandwidth_tbs=2 * _attr("mem_clock_khz", device) * 1e3 * _attr("bus_bits", device) / 8 / 1e12,
         memory_gib=props["totalGlobalMem"] / 2**30,
-        l2_mib=_attr("l2_bytes") / 2**20,
-        shared_per_block_kib=_attr("smem_optin") / 1024,
-        shared_per_sm_kib=_attr("smem_per_sm") / 1024,
-        registers_per_sm=_attr("regs_per_sm"),
+        l2_mib=_attr("l2_bytes", device) / 2**20,
+        shared_per_block_kib=_attr("smem_optin", device) / 1024,
+        shared_per_sm_kib=_attr("smem_per_sm", device) / 1024,
+        registers_per_sm=_attr("regs_per_sm", device),
         driver=_version(cp.cuda.runtime.driverGetVersion()),
         runtime=_version(cp.cuda.runtime.runtimeGetVersion()),
         cupy=cp.__version__,
@@ -141,7 +157,7 @@ def static_shared_bytes(module, name_expression: str) -> int:
 
 
 def max_shared_per_block() -> int:
-    return _attr("smem_optin")
+    return _attr("smem_optin", current_device())
 
 
 _RECOVERY = ("The GPU context is now unusable: restart the Jupyter kernel (Kernel > Restart Kernel) "
@@ -159,19 +175,41 @@ def enqueue(module, name_expression, grid, block, args, shared_mem: int):
     return lambda: fn(grid, block, args, shared_mem=shared_mem)
 
 
+def _launch_error(e, name_expression, grid, block, shared_mem):
+    text = str(e)
+    if "OUT_OF_RESOURCES" in text or "INVALID_VALUE" in text or "InvalidValue" in text:
+        return LaunchConfigError(
+            f"{name_expression}: the GPU refused the launch (grid {grid}, block {block}, "
+            f"{shared_mem} bytes of dynamic shared memory): {text}. Fix: fewer threads per block or "
+            f"less shared memory (registers x threads must fit the SM).")
+    return KernelCrashError(f"{name_expression} failed on the GPU: {text}.\n{_RECOVERY}")
+
+
 def launch(module, name_expression, grid, block, args, shared_mem: int) -> float:
     try:
         enqueue(module, name_expression, grid, block, args, shared_mem)()
         cp.cuda.get_current_stream().synchronize()
     except (cp.cuda.driver.CUDADriverError, cp.cuda.runtime.CUDARuntimeError) as e:
-        text = str(e)
-        if "OUT_OF_RESOURCES" in text or "INVALID_VALUE" in text or "InvalidValue" in text:
-            raise LaunchConfigError(
-                f"{name_expression}: the GPU refused the launch (grid {grid}, block {block}, "
-                f"{shared_mem} bytes of dynamic shared memory): {text}. Fix: fewer threads per block or "
-                f"less shared memory (registers x threads must fit the SM).") from None
-        raise KernelCrashError(f"{name_expression} failed on the GPU: {text}.\n{_RECOVERY}") from None
+        raise _launch_error(e, name_expression, grid, block, shared_mem) from None
     return 0.0
+
+
+def launcher(module, name_expression, grid, block, shared_mem: int):
+    """A call that takes the kernel's arguments and enqueues it on CuPy's current stream, asynchronously: the
+    kernel's attributes are set once, here, and the launch is not waited for (a fault in the kernel surfaces at
+    the next synchronization, as with any CUDA library)."""
+    fn = _function(module, name_expression)
+    if shared_mem > 48 * 1024:  # above 48 KiB a kernel must opt in
+        fn.max_dynamic_shared_size_bytes = shared_mem
+    grid, block = tuple(grid), tuple(block)
+    errors = (cp.cuda.driver.CUDADriverError, cp.cuda.runtime.CUDARuntimeError)
+
+    def launch_async(args) -> None:
+        try:
+            fn(grid, block, args, shared_mem=shared_mem)
+        except errors as e:
+            raise _launch_error(e, name_expression, grid, block, shared_mem) from None
+    return launch_async
 
 
 def check_array(a, what: str) -> None:
@@ -216,10 +254,24 @@ def _encode_tiled():
     return ctypes, f
 
 
+_maps: dict[tuple, np.void] = {}
+
+
 def tensor_map(array, box, pitch_floats: int):
     """The driver's tensor map of a row-major float32 array (box.rows x box.cols, rows pitch_floats apart), copied
     box.box_rows x box.box_cols at a time in the 128-byte swizzle, zeros past the edges, elements rounded to TF32
-    where box.tf32: a NumPy structured scalar that CuPy passes by value."""
+    where box.tf32: a NumPy structured scalar that CuPy passes by value. A map is a function of the address, the
+    sizes, the pitch and the box alone, so the maps of a repeated call are kept and encoded once."""
+    key = (current_device(), address(array), box, pitch_floats)
+    found = _maps.get(key)
+    if found is None:
+        if len(_maps) > 1024:
+            _maps.clear()
+        found = _maps[key] = _encode_map(array, box, pitch_floats)
+    return found
+
+
+def _encode_map(array, box, pitch_floats: int):
     ctypes, encode = _encode_tiled()
     out = (ctypes.c_uint64 * 16)()
     dims = (ctypes.c_uint64 * 2)(box.cols, box.rows)     # innermost first

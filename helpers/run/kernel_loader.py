@@ -90,6 +90,15 @@ class Kernel:
         args = check_args(args, bk, self.source.parameter_names(self.name_expression))
         return bk.launch(self._compiled, self.name_expression, grid, block, args, int(shared_mem))
 
+    def launcher(self, grid, block, shared_mem: int = 0):
+        """This kernel's launch at one geometry, checked once, now: the returned call takes the arguments (typed
+        as for __call__, not checked again) and launches on the current stream, asynchronously on a GPU (the
+        emulator runs it at once). For callers that build the arguments themselves, such as helpers.sgemm."""
+        bk = self._backend
+        static = bk.static_shared_bytes(self._compiled, self.name_expression)
+        grid, block = check_launch(grid, block, shared_mem, static, *backend.max_shared_per_block())
+        return bk.launcher(self._compiled, self.name_expression, grid, block, int(shared_mem))
+
     def timed_launcher(self, grid, block, args, shared_mem: int = 0):
         """A GPU launch of this kernel with everything checked once, now: the returned call only
         enqueues the kernel, without the checks or a synchronization, so that a timer around it

@@ -134,9 +134,8 @@ def test_every_element_is_written():
     rng = np.random.default_rng()
     A = rng.uniform(-1, 1, (20, 24)).astype(np.float32)
     B = rng.uniform(-1, 1, (24, 30)).astype(np.float32)
-    p = plan(A, B, choice=_choice("64x64", 2, True))
-    p.poison()
-    assert not np.isnan(p.run()).any()
+    p = plan(20, 30, 24, choice=_choice("64x64", 2, True))
+    assert not np.isnan(p.run(A, B, poison=True)).any()
 
 
 @pytest.mark.parametrize("call, words", [

@@ -1,0 +1,88 @@
+"""The configuration of 11_stream_k: stage 12's tiles (12_warp_specialized's BM, CONSUMERS, STAGES, ROUND) walked by
+persistent blocks that share the last tiles' k-tiles out evenly (stream-K), and the launch of its fix-up kernel."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from helpers.core.configs import KernelConfig, ceil_div
+from helpers.core.configs_hopper import TensorMapBox, WarpSpecializedConfig
+
+
+@dataclass(frozen=True)
+class StreamKConfig(KernelConfig):
+    """12_warp_specialized's tiles and pipeline, one block per SM, with the last tiles shared out by stream-K:
+    SK_WAVES = 0 none (12's schedule), 1 the tiles of the part-empty last wave, 2 those and one whole wave more.
+    The parts of shared tiles go to a workspace of 2 tiles per block, which fixup_stream_k adds in a fixed order."""
+    BM: int = 256
+    CONSUMERS: int = 2
+    STAGES: int = 4
+    ROUND: int = 1
+    SK_WAVES: int = 1
+    BK: ClassVar[int] = 32
+    TENSOR_MAPS: ClassVar[bool] = True
+    SHARED_FORMULA: ClassVar[str] = WarpSpecializedConfig.SHARED_FORMULA
+    FINISH_THREADS: ClassVar[int] = 256   # fixup_stream_k's block: 4 floats a thread
+
+    def tiles_config(self) -> WarpSpecializedConfig:
+        """12_warp_specialized's configuration of the same tiles, persistent."""
+        return WarpSpecializedConfig(self.BM, self.CONSUMERS, self.STAGES, self.ROUND, PERSISTENT=1)
+
+    def validate(self) -> None:
+        self._rule(self.SK_WAVES in (0, 1, 2), f"SK_WAVES = {self.SK_WAVES} must be 0 (every tile whole), 1 (the "
+                                               "last, part-empty wave shared out) or 2 (and one whole wave more).")
+        try:
+            self.tiles_config()
+        except ValueError as e:   # 12's rules, named with this configuration
+            self._rule(False, str(e).split("): ", 1)[-1])
+
+    @property
+    def BN(self) -> int:
+        return 64 * self.CONSUMERS
+
+    def threads(self) -> int:
+        return (self.CONSUMERS + 1) * 128
+
+    def shared_bytes(self) -> int:
+        return self.tiles_config().shared_bytes()
+
+    def static_shared_bytes(self) -> int:
+        return self.tiles_config().static_shared_bytes()
+
+    def template_args(self):
+        return (self.BM, self.CONSUMERS, self.STAGES, self.SK_WAVES)
+
+    def block(self):
+        return (self.threads(), 1, 1)
+
+    def tiles(self, M: int, N: int) -> int:
+        return ceil_div(M, self.BM) * ceil_div(N, self.BN)
+
+    def grid(self, M, N):
+        return (self.tiles(M, N), 1, 1)
+
+    def launch_grid(self, M: int, N: int, sm_count: int | None) -> tuple[int, int, int]:
+        """One block per SM (G = sm_count), also where there are fewer tiles: stream-K shares their k-tiles."""
+        return (sm_count, 1, 1) if sm_count else self.grid(M, N)
+
+    def sk_tiles(self, M: int, N: int, ctas: int) -> int:
+        """How many tiles (the last ones) stream-K shares out among `ctas` blocks: the kernel's
+        stream_k_tiles(), the same rule."""
+        tiles = self.tiles(M, N)
+        return 0 if self.SK_WAVES == 0 else min(tiles, tiles % ctas + (self.SK_WAVES - 1) * ctas)
+
+    def workspace_floats(self, M: int, N: int, sm_count: int | None = None) -> int | None:
+        """Two tiles' raw sums per block where some tiles are shared (0: none are; a one-float array is passed)."""
+        ctas = self.launch_grid(M, N, sm_count)[0]
+        return 2 * ctas * self.BM * self.BN if self.sk_tiles(M, N, ctas) else 0
+
+    def finish(self, M: int, N: int, K: int, sm_count: int | None) -> tuple[str, tuple, tuple, tuple]:
+        """fixup_stream_k's launch: (name expression, grid, block, its arguments before alpha)."""
+        ctas = self.launch_grid(M, N, sm_count)[0]
+        per_tile = ceil_div(self.BM * self.BN, 4 * self.FINISH_THREADS)
+        return (f"fixup_stream_k<{self.BM}, {self.CONSUMERS}, {self.SK_WAVES}>",
+                (per_tile, self.sk_tiles(M, N, ctas), 1), (self.FINISH_THREADS, 1, 1), (M, N, K, ctas))
+
+    def tensor_maps(self, M: int, N: int, K: int) -> tuple[TensorMapBox, TensorMapBox]:
+        return self.tiles_config().tensor_maps(M, N, K)
