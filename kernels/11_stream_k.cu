@@ -21,8 +21,9 @@
 //   needs every block of the grid on the GPU at once; the emulator runs a few blocks at a time.)
 // - The producer and the consumers walk the same pieces (Pieces), so the ring's stages and
 //   phases run on across pieces as they ran across tiles.
-// - With beta != 0 the epilogue loads C's values for 8 of the thread's row pairs before it stores any:
-//   16 loads in flight instead of one load, its use and its store at a time (12 waited for each).
+// - With beta != 0 the epilogue loads C's values for 4 of the thread's row pairs before it stores any:
+//   8 loads in flight instead of one load, its use and its store at a time (12 waited for each; 8 pairs
+//   would need more than the 168 registers a thread of 384 has, and spill).
 // SK_WAVES = 0 is 12's schedule (every tile whole, no workspace, no second kernel).
 //
 // Template parameters:
@@ -209,7 +210,7 @@ __global__ void __launch_bounds__(128 * CONSUMERS + 128, 1)
     }
     // The whole tile: each row's pair of columns is one 8-byte store where both lie in C. With beta != 0,
     // the C values of J row pairs are loaded before any is stored, so that their loads are in flight together.
-    constexpr int J = 8;
+    constexpr int J = 4;
     const bool alignedC = N % 2 == 0 && reinterpret_cast<size_t>(C) % 8 == 0;
     const int col = tn * BN + n;
 #pragma unroll

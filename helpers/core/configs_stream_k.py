@@ -72,6 +72,20 @@ class StreamKConfig(KernelConfig):
         tiles = self.tiles(M, N)
         return 0 if self.SK_WAVES == 0 else min(tiles, tiles % ctas + (self.SK_WAVES - 1) * ctas)
 
+    def parts(self, M: int, N: int, K: int, ctas: int) -> int:
+        """How many parts of tiles the blocks write to the workspace (and fixup_stream_k reads back): for each
+        shared tile, the blocks whose runs hold some of its k-tiles, where more than one does."""
+        sk, num_k = self.sk_tiles(M, N, ctas), ceil_div(K, self.BK)
+        total = sk * num_k
+        start = [total * b // ctas for b in range(ctas + 1)]
+        count = 0
+        for s in range(sk):
+            first, last = s * num_k, s * num_k + num_k - 1
+            b0, b1 = ((first + 1) * ctas - 1) // total, ((last + 1) * ctas - 1) // total
+            if b1 > b0:
+                count += sum(1 for b in range(b0, b1 + 1) if start[b] < start[b + 1])
+        return count
+
     def workspace_floats(self, M: int, N: int, sm_count: int | None = None) -> int | None:
         """Two tiles' raw sums per block where some tiles are shared (0: none are; a one-float array is passed)."""
         ctas = self.launch_grid(M, N, sm_count)[0]

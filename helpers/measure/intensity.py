@@ -31,6 +31,7 @@ from typing import Callable
 from helpers.core.arch import FLOAT_BYTES
 from helpers.core import stages
 from helpers.core.configs import KernelConfig, ceil_div
+from helpers.run import backend
 
 LEVELS = ("dram", "ideal", "requests", "smem")
 
@@ -224,6 +225,16 @@ def warp_specialized(config, M: int, N: int, K: int) -> Intensity:
                      panel, panel, blocks * tiles * per_tile * FLOAT_BYTES)
 
 
+def stream_k(config, M: int, N: int, K: int) -> Intensity:
+    """11_stream_k: 12_warp_specialized's traffic for its tiles (whole or in parts, each k-tile of a tile is
+    copied once), and the workspace: each part of a shared tile written by its block and read back by
+    fixup_stream_k (BM x BN floats each way), with one block per SM of the GPU in use (the emulator's 132)."""
+    r = warp_specialized(config.tiles_config(), M, N, K)
+    work = 2 * config.parts(M, N, K, backend.sm_count()) * config.BM * config.BN * FLOAT_BYTES
+    return replace(r, variant="11_stream_k", config=config.label(), dram_bytes=r.dram_bytes + work,
+                   request_bytes=r.request_bytes + work)
+
+
 def split_k(config, M: int, N: int, K: int) -> Intensity:
     """11_split_k: 09's traffic (the slices partition K's tiles, so the panels and the shared loads add
     up to 09's), and with SPLITS = S > 1 the workspace: S x M x N floats written by the products and
@@ -249,6 +260,7 @@ MODELS: dict[str, Callable[..., Intensity]] = {
     "10_mma_sync": mma_sync,
     "10_wgmma": wgmma,
     "11_split_k": split_k,
+    "11_stream_k": stream_k,
     "12_warp_specialized": warp_specialized,
 }
 
@@ -301,6 +313,11 @@ FORMULAS["10_wgmma"] = FORMULAS["05_2d_thread_tiling"][:3] + (
 FORMULAS["12_warp_specialized"] = FORMULAS["05_2d_thread_tiling"][:3] + (
     "smem: as 10_wgmma with ROUND = 0, whatever ROUND is (TMA rounds to TF32 as it copies): per 32 steps of K "
     "each consumer warpgroup's wgmmas read A's BM × 32 tile, and B's BN × 32 tile is loaded once into fragments",)
+
+
+FORMULAS["11_stream_k"] = FORMULAS["05_2d_thread_tiling"][:1] + (
+    "dram with tiles shared by stream-K: 12_warp_specialized's, plus each part of a shared tile written to the "
+    "workspace and read back by fixup_stream_k (8·BM·BN bytes per part)",) + FORMULAS["12_warp_specialized"][1:]
 
 
 def model(variant_name: str) -> Callable[..., Intensity]:

@@ -63,7 +63,7 @@ def estimate_ms(M: int, N: int, K: int, config: StreamKConfig, machine: dispatch
                 beta_nonzero: bool = False) -> float:
     """The wave model's time of 11_stream_k at this configuration, in milliseconds: the busiest block's whole
     tiles and stream-K run at the tile's rate, an epilogue per tile or part (twice with beta != 0: C is read),
-    one launch; with shared tiles, the second kernel reading the parts (at most one per shared tile and block)."""
+    one launch; with shared tiles, the second kernel reading back the parts the blocks wrote (StreamKConfig.parts)."""
     ctas = machine.sm_count
     tiles, num_k = config.tiles(M, N), ceil_div(K, config.BK)
     per_k_tile = 2.0 * config.BM * config.BN * config.BK / (rate_tflops(machine) * 1e12 / ctas)
@@ -72,7 +72,7 @@ def estimate_ms(M: int, N: int, K: int, config: StreamKConfig, machine: dispatch
     seconds = LAUNCH_SECONDS + ceil_div(tiles - sk, ctas) * (num_k * per_k_tile + epilogue)
     if sk:
         run = ceil_div(sk * num_k, ctas)
-        parts = min(sk + ctas - 1, sk * num_k)
+        parts = config.parts(M, N, K, ctas)
         seconds += run * per_k_tile + 2 * epilogue + FIXUP_SECONDS
         seconds += 4.0 * (2 * parts * config.BM * config.BN + (1 + beta_nonzero) * min(M * N, sk * config.BM * config.BN)) \
             / (machine.dram_tbs * 1e12)

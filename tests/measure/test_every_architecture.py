@@ -54,7 +54,7 @@ def test_a_kernel_an_architecture_cannot_run_is_refused_before_compiling(v, arch
 
 def test_which_kernels_each_architecture_refuses():
     refused = {a: sorted(v.name for v in stages.variants() if v.unsupported_on(a)) for a in COURSE_ARCHS}
-    hopper_only = ["10_wgmma", "12_warp_specialized"]                 # wgmma, setmaxnreg: sm_90a
+    hopper_only = ["10_wgmma", "11_stream_k", "12_warp_specialized"]  # wgmma, setmaxnreg: sm_90a
     assert refused["sm_75"] == ["10_mma_sync", "10_tensor_cores", *hopper_only]     # TF32 mma.sync, wmma: sm_80
     assert refused["sm_90"] == []
     assert all(refused[a] == hopper_only for a in COURSE_ARCHS if a not in ("sm_75", "sm_90"))

@@ -35,10 +35,12 @@ def operands(rng):
     return rng.uniform(-1, 1, (64, 128)).astype(np.float32), rng.uniform(-1, 1, (128, 48)).astype(np.float32)
 
 
-def test_only_the_tensor_core_stages_are_tf32():
+def test_only_the_tensor_core_kernels_are_tf32():
+    # stages 10 and 12, and stage 11's stream-K, which is stage 12's kernel
+    tensor_cores = lambda v: v.stage_id in ("10", "12") or v.name == "11_stream_k"
     assert V.precision == "tf32"
-    assert {v.precision for v in stages.variants() if v.stage_id in ("10", "12")} == {"tf32"}
-    assert {v.precision for v in stages.variants() if v.stage_id not in ("10", "12")} == {"fp32"}
+    assert {v.precision for v in stages.variants() if tensor_cores(v)} == {"tf32"}
+    assert {v.precision for v in stages.variants() if not tensor_cores(v)} == {"fp32"}
 
 
 def test_the_emulator_computes_in_tf32_not_fp32(cpu_backend, operands):
