@@ -86,11 +86,14 @@ def model_choice(M: int, N: int, K: int, machine: dispatch.Machine, beta_nonzero
     best = min(range(len(options)), key=lambda i: (round(times[i], 6), i))
     cfg, ctas = options[best], machine.sm_count
     tiles, sk = cfg.tiles(M, N), cfg.sk_tiles(M, N, ctas)
+    plural = lambda n, word: f"{n} {word}{'s' if n != 1 else ''}"
+    tile = f"{cfg.BM}x{cfg.BN}"
     if sk:
-        how = (f"{sk} of its {tiles} tiles of {cfg.BM}x{cfg.BN} shared out by stream-K among {ctas} blocks "
-               f"({ceil_div(sk * ceil_div(K, cfg.BK), ctas)} k-tiles each), {tiles - sk} walked whole")
+        share = plural(ceil_div(sk * ceil_div(K, cfg.BK), ctas), "k-tile")
+        how = (f"{plural(tiles, 'tile')} of {tile}, {sk} of them shared out by stream-K among {ctas} blocks "
+               f"({share} each at most), {tiles - sk} walked whole")
     else:
-        how = f"{tiles} tiles of {cfg.BM}x{cfg.BN} walked whole by {ctas} blocks ({math.ceil(tiles / ctas)} each at most)"
+        how = f"{plural(tiles, 'tile')} of {tile} walked whole by {ctas} blocks ({math.ceil(tiles / ctas)} each at most)"
     return Tf32Choice(STREAM_K_VARIANT, cfg, "model", f"wave model for the {machine.name} (TF32): {how}", times[best])
 
 

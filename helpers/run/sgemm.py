@@ -89,15 +89,38 @@ def _check(A, B, C, alpha, beta, precision) -> tuple[int, int, int, str]:
     return M, N, K, kind
 
 
-def sgemm(A, B, C=None, alpha: float = 1.0, beta: float = 0.0, precision: str = "fp32", choice=None):
+def sgemm(A, B, C=None, alpha: float = 1.0, beta: float = 0.0, precision: str = "fp32", choice=None, out=None):
     """alpha A B + beta C as a new array of A's kind (NumPy or CuPy), computed in `precision` ("fp32", or "tf32":
     the tensor cores, as cuBLAS's TF32 mode) by the kernel the dispatcher chooses for this shape (or `choice`,
-    a dispatch.Choice or dispatch_tf32.Tf32Choice). C is needed only with beta != 0, and is not modified."""
+    a dispatch.Choice or dispatch_tf32.Tf32Choice). C is needed only with beta != 0, and is not modified unless
+    it is `out`. out: an M x N C-contiguous float32 array of the same kind to write the result into instead of
+    a new one (no allocation); it may be C itself (in place, as BLAS's gemm), and must not overlap A or B."""
     M, N, K, kind = _check(A, B, C, alpha, beta, precision)
+    if out is not None:
+        _check_out(out, A, B, C, M, N, kind)
     if M == 0 or N == 0 or K == 0:
-        return _empty_product(A, B, C, beta, kind)
+        result = _empty_product(A, B, C, beta, kind)
+        if out is None:
+            return result
+        out[...] = result
+        return out
     p = plan(M, N, K, beta_nonzero=beta != 0, precision=precision, kind=kind, choice=choice)
-    return p.run(A, B, C if beta != 0 else None, alpha, beta)
+    return p.run(A, B, C if beta != 0 else None, alpha, beta, out=out)
+
+
+def _check_out(out, A, B, C, M: int, N: int, kind: str) -> None:
+    """out: an M x N C-contiguous float32 array of the operands' kind, apart from A and B, and C itself or apart."""
+    if _kind(out, "out") != kind:
+        raise KernelArgumentError("out must be an array of the same kind as A and B (NumPy or CuPy).")
+    if out.shape != (M, N) or not out.flags.c_contiguous:
+        raise KernelArgumentError(f"out must be a C-contiguous {M}x{N} array (rows of A x columns of B), got a "
+                                  f"{'x'.join(map(str, out.shape))} {'' if out.flags.c_contiguous else 'strided '}"
+                                  f"one. Fix: out=numpy.empty(({M}, {N}), numpy.float32) (cupy.empty on a GPU).")
+    may_share = np.may_share_memory if kind == "numpy" else backend.current().xp.may_share_memory
+    for x, name in ((A, "A"), (B, "B")) + (((C, "C"),) if C is not None and C is not out else ()):
+        if may_share(out, x):
+            raise KernelArgumentError(f"out overlaps {name} in memory: the kernels read {name} while they write out. "
+                                      f"Fix: a separate array for out (out may be C itself, for an update in place).")
 
 
 def plan(M: int, N: int, K: int, beta_nonzero: bool = False, precision: str = "fp32", kind: str = "numpy",

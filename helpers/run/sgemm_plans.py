@@ -57,34 +57,41 @@ class Plan:
         """Whether the files the plan was built from are unchanged."""
         return file_stamps.unchanged(self.deps)
 
-    def run(self, A, B, C=None, alpha: float = 1.0, beta: float = 0.0, poison: bool = False):
-        """alpha A B + beta C as a new array of the plan's kind. The arrays must have the plan's shapes and be
-        float32 (helpers.sgemm checks that); C is read only where beta != 0 and is never written. poison: fill
-        the output with NaN before the kernels run (beta = 0), so that an element they never write shows."""
+    def run(self, A, B, C=None, alpha: float = 1.0, beta: float = 0.0, poison: bool = False, out=None):
+        """alpha A B + beta C, as a new array of the plan's kind or into `out`. The arrays must have the plan's
+        shapes and be float32, and out must not overlap A or B (helpers.sgemm checks all that); C is read only
+        where beta != 0, and written only where it is `out` itself (in place, as BLAS does). poison: fill the
+        output with NaN before the kernels run (beta = 0), so that an element they never write shows."""
         xp, M, N, K, Kp, Np = self._xp, self.M, self.N, self.K, self._Kp, self._Np
-        on_gpu_from_host = self._to_host is not None
-        if on_gpu_from_host:
-            A, B = xp.asarray(A), xp.asarray(B)
-            C = None if C is None else xp.asarray(C)
+        if self._to_host is not None:  # NumPy arrays on a GPU: computed on the device, copied back
+            result = self.run(xp.asarray(A), xp.asarray(B), None if C is None else xp.asarray(C), alpha, beta, poison)
+            if out is None:
+                return self._to_host(result)
+            out[...] = self._to_host(result)
+            return out
         dA, dB = _operand(xp, A, M, K, M, Kp), _operand(xp, B, K, N, Kp, Np)
         if xp is np and dB is not dA and np.may_share_memory(dA, dB):   # the emulator wants separate buffers
             dB = dB.copy()
         keep = ()
         if self._maps is not None:  # stage 12's kernels: tensor maps of A and B (rows padded to 16 bytes)
             dA, dB, keep = self._tensor_maps(dA, dB)
-        out = xp.empty((M, Np), np.float32)
+        dC = out if out is not None and Np == N else xp.empty((M, Np), np.float32)
         if self.beta_nonzero:
-            out[:, :N] = C
+            if C is not dC:
+                dC[:, :N] = C
         elif poison:
-            out.fill(np.nan)
+            dC.fill(np.nan)
         W = xp.empty(self._workspace, np.float32) if self._workspace else self._none
         a, b = np.float32(alpha), np.float32(beta)
         for step in self._steps:
-            step.launch(step.args(dA, dB, out, W, a, b))
+            step.launch(step.args(dA, dB, dC, W, a, b))
         del keep  # the arrays the maps read live until their launches are enqueued (the pool is stream-ordered)
-        if Np != N:
-            out = xp.ascontiguousarray(out[:, :N])
-        return self._to_host(out) if on_gpu_from_host else out
+        if Np == N:
+            return dC
+        if out is None:
+            return xp.ascontiguousarray(dC[:, :N])
+        out[...] = dC[:, :N]
+        return out
 
     def _tensor_maps(self, A, B):
         """The maps of A and B, and the arrays they read (A and B, or copies with rows padded to 16 bytes)."""
