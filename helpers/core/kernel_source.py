@@ -149,3 +149,10 @@ def _required_arch(stripped: str, headers: tuple[str, ...]) -> str | None:
 # KernelSource.read's sources by absolute path, each with the stamp its file had when it was read
 _read: dict[str, tuple[tuple, KernelSource]] = {}
 _read_lock = threading.Lock()
+
+
+def forget() -> None:
+    """Drops every source and header read so far (the next read opens the files again)."""
+    with _read_lock:
+        _read.clear()
+    file_stamps.forget()

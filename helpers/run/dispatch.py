@@ -282,6 +282,13 @@ def current_table() -> Table:
     return table
 
 
+def forget_tables() -> None:
+    """Drops the tables read so far (the next choice reads results/ again)."""
+    with _lock:
+        _tables.clear()
+        _current.clear()
+
+
 # read_table's tables by absolute path with their files' stamps; current_table's by (results/, GPU)
 _tables: dict[str, tuple[tuple, Table]] = {}
 _current: dict[tuple, Table] = {}
