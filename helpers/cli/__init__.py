@@ -17,10 +17,11 @@
     python -m helpers results-table [--ladder FILE] [--write]
                                                docs/results.md's table from the newest committed ladder
                                                (--write: into docs/results.md, with figures/11_autotuning_*.svg)
-    python -m helpers dispatch [--sizes 1000,4096x4096x512]
+    python -m helpers dispatch [--sizes 1000,4096x4096x512] [--precision tf32]
                                                which kernel the dispatcher (stage 11) chooses per shape, and why
-    python -m helpers sweep [--sizes ...]      GPU: the dispatcher, the fixed best kernel and cuBLAS FP32 over
-                                               many shapes, each verified first (results/sweep_*.json)
+    python -m helpers sweep [--sizes ...] [--held-out ...]
+                                               GPU: sgemm as called, FP32 and TF32, beta 0 and 1, beside cuBLAS
+                                               over many shapes, each verified first (results/sweep_*.json)
     python -m helpers teacher student-copies OUTDIR | teacher-copies OUTDIR | grade STUDENT.ipynb ...
                                                notebooks to hand out or keep, and a grader (helpers/teach)
     python -m helpers exercise list | starter ID | check ID FILE.cu | solution ID

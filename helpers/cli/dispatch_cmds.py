@@ -1,12 +1,14 @@
-"""`python -m helpers dispatch | dispatch-table | sweep`: the shape-aware dispatcher of stage 11."""
+"""`python -m helpers dispatch | dispatch-table | sweep`: the shape-aware dispatcher of stage 11, and the library
+call (helpers.sgemm) timed as a user makes it."""
 
 from __future__ import annotations
 
 import argparse
 
 from helpers.core import paths
-from helpers.measure import bench, dispatch_table
-from helpers.run import backend, dispatch
+from helpers.core.errors import CourseError
+from helpers.measure import bench, dispatch_table, library_sweep
+from helpers.run import backend, dispatch, dispatch_tf32
 
 
 def _shapes(text: str):
@@ -18,19 +20,24 @@ def _shapes(text: str):
 
 def add_parsers(sub, common) -> None:
     d = sub.add_parser("dispatch", parents=[common], help="which kernel the dispatcher chooses for each shape, and why")
-    d.add_argument("--sizes", type=_shapes, default=dispatch_table.SWEEP_SHAPES,
+    d.add_argument("--sizes", type=_shapes, default=library_sweep.DEFAULT_SHAPES,
                    help="N (a square) or MxNxK, comma-separated (default: the sweep's shapes)")
+    d.add_argument("--precision", choices=("fp32", "tf32"), default="fp32",
+                   help="the choices of sgemm(..., precision=...) (default fp32)")
     t = sub.add_parser("dispatch-table", parents=[common],
                        help="GPU: time every candidate at the table's shapes; write results/dispatch_<gpu>_<date>.json")
     t.add_argument("--sizes", type=_shapes, default=dispatch_table.TABLE_SHAPES, help="the shapes to measure")
     t.add_argument("--repeat", type=int, default=30, help="timed launches per candidate (default 30)")
     t.add_argument("--out", help="write here instead of results/")
     s = sub.add_parser("sweep", parents=[common],
-                       help="GPU: the dispatcher, the fixed best kernel and cuBLAS FP32 over many shapes; JSON and figure")
-    s.add_argument("--sizes", type=_shapes, default=dispatch_table.SWEEP_SHAPES,
+                       help="GPU: sgemm(A, B) and sgemm(A, B, precision='tf32') timed as called, beside cuBLAS FP32 and "
+                            "TF32, beta = 0 and 1, each verified first; JSON and a table")
+    s.add_argument("--sizes", type=_shapes, default=library_sweep.DEFAULT_SHAPES,
                    help="N (a square) or MxNxK, comma-separated (default: a list of squares, odd, K = 512, "
-                        "tall-skinny and long-K shapes)")
-    s.add_argument("--repeat", type=int, default=30, help="timed launches per kernel and round (default 30)")
+                        "tall-skinny and long-K shapes, 256^3 and 8192^3)")
+    s.add_argument("--held-out", type=_shapes, default=(),
+                   help="more shapes, marked held out (shapes nothing was tuned for); the targets are judged on them")
+    s.add_argument("--repeat", type=int, default=30, help="timed calls per call and round (default 30)")
     s.add_argument("--rounds", type=int, default=3, help="interleaved rounds per shape; the median is kept (default 3)")
     s.add_argument("--out", help="write here instead of results/sweep_<gpu>_<date>.json")
 
@@ -39,9 +46,10 @@ def cmd_dispatch(args) -> int:
     table = dispatch.current_table()
     where = (f"the {table.machine.name}'s table ({paths.rel(table.path)})" if backend.name() == "gpu"
              else f"the {table.machine.name}, from {paths.rel(table.path)} (this is the CPU emulator)")
-    print(f"Choices for {where}:")
+    print(f"Choices in {args.precision.upper()} for {where}:")
+    choose = dispatch.choose if args.precision == "fp32" else dispatch_tf32.choose
     for M, N, K in args.sizes:
-        c = dispatch.choose(M, N, K, table)
+        c = choose(M, N, K, table)
         print(f"  {M}x{N}x{K}: {c.label()} [{c.source}] {c.why}")
     return 0
 
@@ -60,18 +68,15 @@ def cmd_dispatch_table(args) -> int:
 
 
 def cmd_sweep(args) -> int:
-    for M, N, K in args.sizes:
+    if backend.name() != "gpu":
+        raise CourseError("sweep times sgemm and cuBLAS on a GPU; this session runs the CPU emulator, whose times say "
+                          "nothing about a GPU. Fix: run it on a machine with an NVIDIA GPU and CuPy; the committed "
+                          "sweeps are in results/sweep_*.json.")
+    for M, N, K in (*args.sizes, *args.held_out):
         bench.check_timing(M, N, K, args.repeat, min_repeat=10)
-    data = dispatch_table.sweep(args.sizes, args.repeat, args.rounds)
+    data = library_sweep.sweep(args.sizes, args.held_out, args.repeat, args.rounds)
     path = dispatch_table.write(data, "sweep", args.out)
-    print(backend.banner())
-    print(f"{'shape':>18} {'dispatcher':>11} {'cuBLAS':>8} {'%':>6} {'fixed %':>8}  choice")
-    for r in data["rows"]:
-        print(f"{r['M']}x{r['N']}x{r['K']:>6} {r['dispatcher_tflops']:>11.2f} {r['cublas_tflops']:>8.2f} "
-              f"{r['pct_cublas']:>6.1f} {r['fixed_pct_cublas']:>8.1f}  {r['choice']} [{r['source']}]")
-    s = data["summary"]
-    print(f"geometric mean {s['geomean_pct_cublas']:.1f} % of cuBLAS (fixed kernel {s['fixed_geomean_pct_cublas']:.1f} %), "
-          f"lowest {s['min_pct_cublas']:.1f} %")
+    print(library_sweep.table_text(data))
     print(f"wrote {paths.rel(path)}")
     return 0
 

@@ -1,9 +1,10 @@
-"""Measuring the dispatcher: its table of a GPU (`python -m helpers dispatch-table`) and the sweep that
-checks it against cuBLAS (`python -m helpers sweep`).
+"""Measuring the dispatcher: its table of a GPU (`python -m helpers dispatch-table`), and reading back the sweeps
+that check the library call against cuBLAS (`python -m helpers sweep`: helpers/measure/library_sweep.py).
 
-Both time whole library calls (sgemm.Plan.timed: the copies into padded operands, the products and the
-reduction of split-K), each verified against cuBLAS FP32 on the same data first, the median of many
-launches, beside cuBLAS FP32 (TF32 off) in the same run.
+The table times each candidate's plan as the library runs it (sgemm_plans.Plan.run: the copies into padded
+operands, a new output, the products and the reduction of split-K; the plan looked up once, not per call),
+each verified against cuBLAS FP32 on the same data first, the median of many calls, beside cuBLAS FP32 (TF32
+off) in the same run.
 """
 
 from __future__ import annotations
@@ -12,11 +13,9 @@ import dataclasses
 import datetime as _dt
 import hashlib
 import json
-import math
 from pathlib import Path
 
 from helpers.core import paths, progress, results_files
-from helpers.core.configs import ceil_div
 from helpers.core.errors import InputError, VerificationError
 from helpers.core.stages import variant
 from helpers.measure import bench
@@ -26,7 +25,8 @@ from helpers.run.sgemm import plan
 
 CALIBRATION = 4096       # each candidate tile's rate: timed at 4096^3, no split
 # The shapes the table measures: squares and odd sizes around a wave's worth of tiles, K = 512, long K
-# with a small C, tall and skinny. The sweep's default list adds shapes the table does not hold.
+# with a small C, tall and skinny. The dispatcher's sweep shapes add shapes the table does not hold
+# (library_sweep.DEFAULT_SHAPES adds more).
 TABLE_SHAPES = ((1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192),
                 (1000, 1000, 1000), (3000, 3000, 3000), (4095, 4095, 4095), (4097, 4097, 4097),
                 (4096, 4096, 512), (1024, 1024, 16384), (512, 512, 32768), (8192, 256, 4096), (256, 8192, 4096))
@@ -63,14 +63,13 @@ def time_choice(choice: dispatch.Choice, A, B, ref, n_repeat: int, force_split_k
     force_split_kernel: run 11_split_k even with SPLITS = 1 (to calibrate its rate)."""
     import cupy as cp
     M, N, K = A.shape[0], B.shape[1], A.shape[1]
-    p = plan(A, B, choice=choice, variant_name=dispatch.SPLIT_VARIANT if force_split_kernel else None)
-    p.poison()
-    out = p.run()
+    p = plan(M, N, K, kind="cupy", choice=choice, variant_name=dispatch.SPLIT_VARIANT if force_split_kernel else None)
+    out = p.run(A, B, poison=True)
     rel = float(cp.max(cp.abs(out - ref)) / cp.max(cp.abs(ref)))
     if not rel < AGREEMENT:
         raise VerificationError(f"{choice.label()} differs from cuBLAS at {M}x{N}x{K}: largest difference "
                                 f"{rel:.2e} of the largest element; not timing it.")
-    t = bench.time_call(p.timed(), n_warmup=5, n_repeat=n_repeat)
+    t = bench.time_call(lambda: p.run(A, B), n_warmup=5, n_repeat=n_repeat)
     return {"tile": choice.tile, "splits": choice.config.SPLITS, "pad": choice.pad, "median_ms": t.median_ms,
             "q1_ms": t.q1_ms, "q3_ms": t.q3_ms, "tflops": t.tflops(M, N, K), "max_rel_diff_vs_cublas": rel}
 
@@ -129,58 +128,6 @@ def build_table(shapes=TABLE_SHAPES, n_repeat: int = 30, command: str | None = N
 
 def _kernel_sha(name: str) -> str:
     return hashlib.sha256(variant(name).path.read_bytes()).hexdigest()
-
-
-def sweep(shapes=SWEEP_SHAPES, n_repeat: int = 30, rounds: int = 3, command: str | None = None) -> dict:
-    """On a GPU, per shape: cuBLAS FP32, the dispatcher's choice, and the fixed best kernel
-    (09_double_buffering's default), each verified first, then timed in `rounds` interleaved rounds
-    (dispatcher, cuBLAS, fixed, dispatcher, ...): a shape's time is the median of its rounds' medians, so a
-    drift of the GPU's clock during the run moves all three alike."""
-    import statistics
-
-    import cupy as cp
-    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
-        raise InputError(f"rounds = {rounds!r}: at least one round of timings. Fix: e.g. --rounds 3.")
-    for M, N, K in shapes:
-        bench.check_timing(M, N, K, n_repeat)
-    table = dispatch.current_table()
-    fixed = variant("09_double_buffering")
-    rows = []
-    for M, N, K in progress.bar(shapes, desc="sweep", unit="shape"):
-        A, B = _operands(M, N, K, 2)
-        ref = cp.matmul(A, B)
-        choice = dispatch.choose(M, N, K, table)
-        out = cp.empty((M, N), cp.float32)
-        times = {"dispatcher": [], "cublas": [], "fixed": []}
-        for _ in range(rounds):
-            mine = time_choice(choice, A, B, ref, n_repeat)
-            times["dispatcher"].append(mine["median_ms"])
-            times["cublas"].append(bench.time_call(lambda: cp.matmul(A, B, out=out), n_repeat=n_repeat).median_ms)
-            times["fixed"].append(bench.time_variant(fixed, M, N, K, n_repeat=n_repeat)[0].median_ms)
-        ms = {k: statistics.median(v) for k, v in times.items()}
-        flops = 2.0 * M * N * K
-        rows.append({"M": M, "N": N, "K": K, "choice": choice.label(), "source": choice.source, "why": choice.why,
-                     "dispatcher_ms": ms["dispatcher"], "dispatcher_tflops": flops / ms["dispatcher"] / 1e9,
-                     "cublas_ms": ms["cublas"], "cublas_tflops": flops / ms["cublas"] / 1e9,
-                     "fixed_ms": ms["fixed"], "fixed_tflops": flops / ms["fixed"] / 1e9,
-                     "pct_cublas": 100 * ms["cublas"] / ms["dispatcher"],
-                     "fixed_pct_cublas": 100 * ms["cublas"] / ms["fixed"],
-                     "rounds_ms": times, "max_rel_diff_vs_cublas": mine["max_rel_diff_vs_cublas"]})
-    return {"provenance": bench.provenance(command), "table": paths.rel(table.path), "rounds": rounds,
-            "repeats_per_round": n_repeat, "fixed_kernel": f"09_double_buffering ({fixed.default.label()})",
-            "rows": rows, "summary": summary(rows)}
-
-
-def summary(rows: list[dict]) -> dict:
-    """Geometric mean, lowest and 4096^3 of % of cuBLAS, for the dispatcher and the fixed kernel."""
-    def geo(key):
-        return math.exp(sum(math.log(r[key]) for r in rows) / len(rows))
-    at4096 = [r for r in rows if (r["M"], r["N"], r["K"]) == (4096, 4096, 4096)]
-    return {"shapes": len(rows), "geomean_pct_cublas": geo("pct_cublas"),
-            "min_pct_cublas": min(r["pct_cublas"] for r in rows),
-            "pct_cublas_4096": at4096[0]["pct_cublas"] if at4096 else None,
-            "fixed_geomean_pct_cublas": geo("fixed_pct_cublas"),
-            "fixed_min_pct_cublas": min(r["fixed_pct_cublas"] for r in rows)}
 
 
 def write(data: dict, kind: str, path: Path | str | None = None) -> Path:

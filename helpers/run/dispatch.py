@@ -23,7 +23,6 @@ helpers/core/file_stamps.py): a choice costs no file read after the first.
 from __future__ import annotations
 
 import dataclasses
-import math
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
