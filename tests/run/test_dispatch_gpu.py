@@ -43,12 +43,18 @@ def test_sgemm_on_numpy_arrays_gives_numpy():
 
 def test_the_sweep_command_verifies_times_and_writes(tmp_path):
     out = tmp_path / "sweep.json"
-    r = helpers_cli("sweep", "--sizes", "512,1000x1000x4000", "--repeat", "10", "--rounds", "2", "--out", str(out))
+    r = helpers_cli("sweep", "--sizes", "512,1000x1000x4000", "--held-out", "300x200x1000", "--repeat", "10",
+                    "--rounds", "2", "--out", str(out))
     assert r.returncode == 0, r.stderr
     data = json.loads(out.read_text())
-    assert [(x["M"], x["N"], x["K"]) for x in data["rows"]] == [(512, 512, 512), (1000, 1000, 4000)]
+    assert [(x["M"], x["N"], x["K"], x["held_out"]) for x in data["rows"]] == [
+        (512, 512, 512, False), (1000, 1000, 4000, False), (300, 200, 1000, True)]
     for row in data["rows"]:
         assert row["dispatcher_ms"] > 0 and row["cublas_ms"] > 0 and row["max_rel_diff_vs_cublas"] < 1e-5
-    assert data["provenance"]["gpu"] and data["summary"]["shapes"] == 2 and data["rounds"] == 2
+        assert row["tf32"]["sgemm_ms"] > 0 and row["tf32"]["beta1"]["cublas_ms"] > 0 and row["fp32_beta1"]["sgemm_ms"] > 0
+        assert 0 < row["tf32"]["error_ratio"] < 3, row["tf32"]["errors"]
+    assert data["provenance"]["gpu"] and data["summary"]["shapes"] == 3 and data["rounds"] == 2
+    assert data["held_out_summary"]["shapes"] == 1 and data["targets"]
     assert all(len(t) == 2 for row in data["rows"] for t in row["rounds_ms"].values())
     assert dispatch_table.load_sweep(out)["rows"]
+    assert "targets" in r.stdout and "300x200x1000*" in r.stdout
