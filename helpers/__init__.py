@@ -29,6 +29,7 @@ SURFACE = {
     "backend": "helpers.run.backend",           # which backend runs (GPU or the CPU emulator) and its device card
     "gemm": "helpers.run.gemm",                 # launch a kernel as C = alpha A B + beta C
     "dispatch": "helpers.run.dispatch",         # which kernel and configuration for a shape (table, wave model)
+    "dispatch_tf32": "helpers.run.dispatch_tf32",  # which kernel in TF32 (stream-K on Hopper), by a wave model
     "tensor_maps": "helpers.run.tensor_maps",   # TMA tensor maps of A and B (stage 12), checked as the driver does
     # measure: the instruments
     "verify": "helpers.measure.verify",         # correctness against float64 on the shape catalogue
@@ -45,6 +46,8 @@ SURFACE = {
     "tuning_space": "helpers.measure.tuning_space",  # which configurations a search tries, and why not the others
     "autotune": "helpers.measure.autotune",     # searching tile configurations: verify, time, cache, commit
     "dispatch_table": "helpers.measure.dispatch_table",  # the dispatcher's table and sweep (timed on a GPU), read back
+    "library_sweep": "helpers.measure.library_sweep",  # sgemm as called beside cuBLAS, FP32 and TF32 (`helpers sweep`)
+    "stream_k": "helpers.measure.stream_k",     # stream-K's schedule per block, and each block's work from its trace
     "gpu_results": "helpers.measure.gpu_results",  # timing now on a GPU, or the committed measurements
     "hopper": "helpers.measure.hopper",         # stage 12's pipeline from its trace, and its committed H200 runs
     "steps": "helpers.measure.steps",           # a stage's one-idea steps as measured on a GPU (tools/measure_steps.py)
@@ -68,7 +71,7 @@ SURFACE = {
 
 # Functions of the surface: `from helpers import sgemm` gives the function, not its module.
 FUNCTIONS = {
-    "sgemm": "helpers.run.sgemm",               # alpha A B + beta C, a kernel chosen per shape (stage 11)
+    "sgemm": "helpers.run.sgemm",               # alpha A B + beta C, a kernel chosen per shape, FP32 or TF32 (stage 11)
 }
 
 __all__ = sorted([*SURFACE, *FUNCTIONS])

@@ -7,6 +7,7 @@ import math
 
 import matplotlib
 
+from helpers.core import stages
 from helpers.core.configs import ceil_div
 from helpers.measure.dispatch_table import load_sweep
 from helpers.run import dispatch
@@ -62,6 +63,31 @@ def plot_model(M: int, N: int, K: int, machine: dispatch.Machine):
     ax.set_ylabel("estimated time, µs")
     ax.set_title(f"The wave model at {M}x{N}x{K} on the {machine.name}", fontsize=10)
     ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def plot_stream_k(M: int, N: int, K: int, ctas: int, config=None):
+    """The k-tiles each of `ctas` blocks multiplies at M x N x K, tiles walked whole (12's schedule, SK_WAVES = 0)
+    against stream-K (the config's SK_WAVES), by the kernel's own rule (measure.stream_k.schedule). Returns the figure."""
+    import dataclasses
+
+    import matplotlib.pyplot as plt
+    from helpers.measure import stream_k
+    config = config or stages.variant(stream_k.VARIANT).default
+    whole = stream_k.schedule(M, N, K, dataclasses.replace(config, SK_WAVES=0), ctas)["k-tiles"]
+    shared = stream_k.schedule(M, N, K, config, ctas)["k-tiles"]
+    fig, ax = plt.subplots(figsize=(10, 3.6))
+    ax.bar(whole.index, whole.values, width=1.0, color="#999999", label=f"whole tiles (12's walk): busiest {whole.max()}")
+    ax.bar(shared.index, shared.values, width=0.6, color="#d62728",
+           label=f"stream-K, SK_WAVES={config.SK_WAVES}: busiest {shared.max()}")
+    ax.set_xlabel(f"block (one per SM, {ctas} SMs)")
+    ax.set_ylabel("k-tiles multiplied (32 deep)")
+    ax.set_title(f"{M}x{N}x{K}: {config.tiles(M, N)} tiles of {config.BM}x{config.BN}, "
+                 f"{-(-K // config.BK)} k-tiles each", fontsize=10)
+    ax.set_xlim(-1, ctas)
+    ax.grid(True, axis="y", alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
