@@ -63,8 +63,11 @@ class StreamKConfig(KernelConfig):
         return (self.tiles(M, N), 1, 1)
 
     def launch_grid(self, M: int, N: int, sm_count: int | None) -> tuple[int, int, int]:
-        """One block per SM (G = sm_count), also where there are fewer tiles: stream-K shares their k-tiles."""
-        return (sm_count, 1, 1) if sm_count else self.grid(M, N)
+        """One block per SM (G = sm_count), also where there are fewer tiles, whose k-tiles stream-K then shares
+        out; with SK_WAVES = 0, as 12's persistent grid, no more blocks than tiles."""
+        if not sm_count:
+            return self.grid(M, N)
+        return (min(self.tiles(M, N), sm_count) if self.SK_WAVES == 0 else sm_count, 1, 1)
 
     def sk_tiles(self, M: int, N: int, ctas: int) -> int:
         """How many tiles (the last ones) stream-K shares out among `ctas` blocks: the kernel's

@@ -39,13 +39,15 @@ def pieces(M: int, N: int, K: int, config: StreamKConfig, ctas: int, block: int)
 
 
 def schedule(M: int, N: int, K: int, config: StreamKConfig | None = None, ctas: int | None = None) -> pd.DataFrame:
-    """A row per block: its whole tiles, its parts of shared tiles (tile: k-tiles first..last), its k-tiles in all."""
+    """A row per block of `ctas` (the SMs; a block past the kernel's grid has no work): its whole tiles, its parts of
+    shared tiles (tile: k-tiles first..last), its k-tiles in all."""
     config = config or stages.variant(VARIANT).default
     ctas = ctas or backend.sm_count()
     num_k = ceil_div(K, config.BK)
     rows = []
+    launched = config.launch_grid(M, N, ctas)[0]
     for b in range(ctas):
-        mine = pieces(M, N, K, config, ctas, b)
+        mine = pieces(M, N, K, config, launched, b) if b < launched else []
         whole = [t for t, k0, k1 in mine if (k0, k1) == (0, num_k)]
         parts = [f"{t}: {k0}..{k1 - 1}" for t, k0, k1 in mine if (k0, k1) != (0, num_k)]
         rows.append({"block": b, "whole tiles": len(whole), "parts of tiles": ", ".join(parts) or "-",
@@ -57,7 +59,8 @@ def traced_k_tiles(M: int, N: int, K: int, config: StreamKConfig | None = None, 
     """The k-tiles each of `blocks` copied (its producer's TMA copies), from one trace of the kernel on the emulator
     (fresh random data of M x N x K; a block with no copy did no work)."""
     config = config or stages.variant(VARIANT).default
-    tr = trace_mod.capture_variant(stages.variant(VARIANT), config, M, N, K, blocks=tuple(blocks))
+    launched = config.launch_grid(M, N, backend.EMULATED_SMS)[0]   # a block past the grid did nothing
+    tr = trace_mod.capture_variant(stages.variant(VARIANT), config, M, N, K, blocks=tuple(b for b in blocks if b < launched))
     copied = set() if tr.events is None else {int(b) for b in tr.events["block"]}
     return {b: len(hopper.pipeline_events(tr, config.STAGES, block=b).per_k_tile()) if b in copied else 0
             for b in blocks}

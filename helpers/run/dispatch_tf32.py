@@ -93,7 +93,9 @@ def model_choice(M: int, N: int, K: int, machine: dispatch.Machine, beta_nonzero
         how = (f"{plural(tiles, 'tile')} of {tile}, {sk} of them shared out by stream-K among {ctas} blocks "
                f"({share} each at most), {tiles - sk} walked whole")
     else:
-        how = f"{plural(tiles, 'tile')} of {tile} walked whole by {ctas} blocks ({math.ceil(tiles / ctas)} each at most)"
+        blocks = cfg.launch_grid(M, N, ctas)[0]
+        how = (f"{plural(tiles, 'tile')} of {tile} walked whole by {plural(blocks, 'block')} "
+               f"({math.ceil(tiles / blocks)} each at most)")
     return Tf32Choice(STREAM_K_VARIANT, cfg, "model", f"wave model for the {machine.name} (TF32): {how}", times[best])
 
 

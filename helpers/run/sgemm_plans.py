@@ -31,7 +31,7 @@ class _Step:
     args: object            # args(A, B, C, W, alpha, beta) -> the kernel's arguments
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Plan:
     """alpha A B + beta C for one shape, kernel and array kind, ready to run (see the module's docstring).
     `choice` says which kernel and why; `deps` are the files whose change makes the plan stale."""
