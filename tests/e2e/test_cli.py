@@ -73,3 +73,12 @@ def test_check_rejects_malformed_arguments():
     r = helpers_cli("check", "kernels/02_naive.cu", "--kernel", "sgemm_naive", "--grid", "a,b",
                     "--block", "16", "--mnk", "1,1,1")
     assert r.returncode == 2 and "--grid takes whole numbers" in r.stderr
+
+
+def test_dispatch_says_which_kernel_sgemm_runs_in_tf32_and_why():
+    r = helpers_cli("dispatch", "--precision", "tf32", "--sizes", "512x512x16384,4096", "--backend", "cpu")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("Choices in TF32 for the NVIDIA H200")
+    assert "512x512x16384: 11_stream_k TF32 256x128 tile, SK_WAVES=1" in lines[1] and "shared out by stream-K" in lines[1]
+    assert "4096x4096x4096: 11_stream_k TF32 256x128 tile, SK_WAVES=0" in lines[2] and "walked whole" in lines[2]
