@@ -56,7 +56,7 @@ def call(M: int, N: int, K: int, precision: str, beta: int) -> None:
     cp.cuda.profiler.stop()
 
 
-def misses(sweep_path: Path, out: Path, most: int) -> int:
+def misses(sweep_path: Path, out: Path, most: int, per_call: int = 38) -> int:
     from helpers.measure import library_sweep
     data = json.loads(Path(sweep_path).read_text())
     pct = {(r["M"], r["N"], r["K"], p, b): v for r in data["rows"] for p, b, v in
@@ -85,7 +85,10 @@ def misses(sweep_path: Path, out: Path, most: int) -> int:
                    sys.executable, "-m", "tools.ncu_sgemm", "call", str(M), str(N), str(K), precision, str(beta)]
             err.write(f"$ {' '.join(cmd[1:])}\n")
             err.flush()
-            subprocess.run(cmd, stdout=f, stderr=err, timeout=600)
+            try:
+                subprocess.run(cmd, stdout=f, stderr=err, timeout=per_call)
+            except subprocess.TimeoutExpired:
+                f.write(f"# ncu on {what} took longer than {per_call} s: stopped\n")
     print(f"wrote {csv} ({len(found)} calls and cuBLAS beside each) and {log}")
     return 0
 
