@@ -129,9 +129,10 @@ def _run_one(source: str, namespace: dict, index: int) -> list[dict]:
     return outputs + ([result] if result else [])
 
 
-def run(nb, targets) -> dict[int, list[dict]]:
+def run(nb, targets, on_figure=None) -> dict[int, list[dict]]:
     """Runs the target cells of `nb` (with the cells they need) in a fresh namespace, the working directory the
-    notebooks' folder, figures drawn off screen; returns cell index -> its outputs, for every cell run."""
+    notebooks' folder, figures drawn off screen; returns cell index -> its outputs, for every cell run.
+    on_figure(index, figure) is called for each figure a cell leaves open (what Jupyter would show)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -143,6 +144,8 @@ def run(nb, targets) -> dict[int, list[dict]]:
         for i in needed(nb, targets):
             try:
                 outputs[i] = _run_one(nb.cells[i].source, namespace, i)
+                for number in plt.get_fignums() if on_figure else ():
+                    on_figure(i, plt.figure(number))
             except Exception as e:   # the cell's own error, with the cell named
                 raise CellError(f"cell {i} failed outside Jupyter: {type(e).__name__}: {e}") from e
             finally:

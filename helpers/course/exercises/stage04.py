@@ -143,10 +143,20 @@ def _prediction_answer() -> str:
 
 
 def prediction_on_screen() -> list[tuple[str, str]]:
-    """Where the answer would show before its cell: the default's measured rate or its share of cuBLAS."""
+    """Where the answer would show before its cell: the default's measured rate or its share of cuBLAS, a share in
+    the answer's band said in words or numbers, or any marked fact of the tuning run about this kernel."""
     m = _prediction_measured()
+    low, high = PREDICTION_BANDS[_prediction_answer()]
+    in_band = "|".join(str(n) for n in range(int(low), int(min(high, 100))))
+    words = r"(?:about |nearly |almost |under |over |more than |less than )?(?:half|two.fifths|a third)"
     return [("the default's measured rate", printed(m["tflops"], "TFLOP/s")),
-            ("the default's share of cuBLAS", rf"(?<![\d.])(?:{m['pct']:.0f}|{m['pct']:.1f})\s*% of cuBLAS")]
+            ("the default's share of cuBLAS", rf"(?<![\d.])(?:{m['pct']:.0f}|{m['pct']:.1f})\s*% of cuBLAS"),
+            ("a share of cuBLAS in the answer's band", rf"(?<![\d.])(?:{in_band})(?:\.\d+)?\s*% of cuBLAS"),
+            ("a share of cuBLAS in words", rf"(?i)\b{words} (?:of |the speed of )?cuBLAS"),
+            ("the kernel's row of a results table, its share in the answer's band",
+             rf"(?m)04_1d_thread_tiling\b[^\n]*\|\s*(?:{in_band})(?:\.\d+)?\s*\|\s*$"),
+            ("a marked fact of the tuning run about this kernel",
+             r"<!--\s*fact:\s*(?:ratio/)?tuning_run_\w+/04_1d_thread_tiling/")]
 
 
 def _ladder_note() -> str:

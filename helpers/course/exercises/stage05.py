@@ -131,9 +131,17 @@ def _prediction_answer() -> str:
 
 
 def prediction_on_screen() -> list[tuple[str, str]]:
-    """Where the answer would show before its cell: either tile's measured rate."""
+    """Where the answer would show before its cell: either tile's measured rate, a sentence saying which ran faster
+    or that the better reuse lost, or any marked fact of the tuning run about this kernel."""
     m = _prediction_measured()
-    return [(f"the measured rate of {tile}", printed(m[tile], "TFLOP/s")) for tile in PREDICTION_TILES]
+    faster, slower = ("16 × 4", "8 × 8") if m["ratio"] >= 1 else ("8 × 8", "16 × 4")
+    tile = lambda t: t.replace(" × ", r"\s*[×x]\s*")
+    return [(f"the measured rate of {t}", printed(m[t], "TFLOP/s")) for t in PREDICTION_TILES] + [
+        ("prose: which tile ran faster", rf"(?i){tile(faster)}\b[^.\n]{{0,40}}\b(?:ran|runs|is|was) faster"),
+        ("prose: which tile ran slower", rf"(?i){tile(slower)}\b[^.\n]{{0,40}}\b(?:ran|runs|is|was) slower"),
+        ("prose: the better reuse lost", r"(?i)better reuse (?:lost|loses)|the advantage of its better reuse"),
+        ("a marked fact of the tuning run about this kernel",
+         r"<!--\s*fact:\s*(?:ratio/)?tuning_run_\w+/05_2d_thread_tiling/")]
 
 
 MERGED_WIDTH = {"As": 8, "Bs": 16}   # bytes per shared load as ptxas 12.9 merges them for sm_90 (notebook 05, section 6)
