@@ -75,7 +75,7 @@ def config_text(c: KernelConfig) -> str:
 
 
 def run_named(path: Path) -> str:
-    """A results file as a checker's message cites it: 'results/....json: an NVIDIA H200, 2026-11-25'."""
+    """A results file as a checker's message cites it: 'results/stages_04_05_h200_2026-11-25.json: an NVIDIA H200, 2026-11-25'."""
     from helpers.core import results_files
     p = results_files.read_json(path).get("provenance", {})
     return f"{rel(path)}: an {p.get('gpu', 'unnamed GPU')}, {str(p.get('date', 'an unrecorded date'))[:10]}"
