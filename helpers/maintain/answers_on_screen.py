@@ -48,6 +48,7 @@ from helpers.core.paths import ROOT
 from helpers.course import exercises
 from helpers.course.exercises import stage03, stage04, stage05, stage06, stage07, stage08, stage09, stage10
 from helpers.course.exercises.calls import checker_calls
+from helpers.maintain import cell_runner, results_on_screen
 
 STAGES = tuple(f"{n:02d}" for n in range(2, 11))     # the notebooks checked: 02 ... 10
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -329,7 +330,6 @@ SHOWS_SOURCE = re.compile(r"\bdisplay\.(?:kernel_source|lesson_diff|kernel_diff)
 def shown_without_running(nb) -> dict[int, list]:
     """The outputs of the cells that show kernel sources, diffs and committed tables, made here without running the
     notebook (helpers/maintain/cell_runner.py; their outputs are not committed): cell index -> outputs."""
-    from helpers.maintain import cell_runner, results_on_screen
     cells = [i for i, c in enumerate(nb.cells) if c.get("cell_type") == "code" and SHOWS_SOURCE.search(c.source)]
     cells += [i for i in results_on_screen.results_cells(nb) if not nb.cells[i].get("outputs")]
     return cell_runner.run(nb, sorted(set(cells))) if cells else {}

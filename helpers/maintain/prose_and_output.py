@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from helpers.core import stages
 from helpers.core.notebook_files import is_checked
+from helpers.views import widgets
 
 EXPLORER = re.compile(r"widgets\.tile_explorer\(\s*[\"'](\w+)[\"']")
 # "TM = 4, 8, 32, 64", "BN = 32, then 16", "BK = 8 and 32", "TM = TN = 8", "PAD = 1, 2 and 4"
@@ -50,7 +51,6 @@ def _stored_text(cell) -> str:
 
 def explorer_values(nb, arch: str | None = None) -> list[Mismatch]:
     """Values the prose asks for in the notebook's tile explorer that its sliders do not offer."""
-    from helpers.views import widgets
     explorers = {m.group(1) for c in nb.cells if c.cell_type == "code" for m in EXPLORER.finditer(c.source)}
     out = []
     for name in sorted(explorers):

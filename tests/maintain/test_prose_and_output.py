@@ -4,6 +4,8 @@
 import nbformat
 import pytest
 
+from support import checked_notebook
+
 from helpers.core.paths import NOTEBOOKS
 from helpers.maintain import prose_and_output as prose
 
@@ -27,19 +29,8 @@ def test_the_explorer_offers_every_value_the_prose_asks_for(stage):
     assert not found, "\n".join(map(str, found))
 
 
-def _nb(*cells):
-    nb = nbformat.v4.new_notebook()
-    for c in cells:
-        if isinstance(c, str):
-            nb.cells.append(nbformat.v4.new_markdown_cell(c))
-        else:
-            nb.cells.append(nbformat.v4.new_code_cell(
-                "# NBVAL_CHECK_OUTPUT\n" + c[0], outputs=[nbformat.v4.new_output("stream", name="stdout", text=c[1])]))
-    return nb
-
-
 def test_05_s_request_for_tn_16_is_found():
-    nb = _nb("Things to try in the explorer:\n- TM = TN = 8, then TN = 16: how many rows?\n- BN / TN = 64 / 4 = 16",
+    nb = checked_notebook("Things to try in the explorer:\n- TM = TN = 8, then TN = 16: how many rows?\n- BN / TN = 64 / 4 = 16",
              ("widgets.tile_explorer(\"05_2d_thread_tiling\")", ""))
     nb.cells[1].source = 'widgets.tile_explorer("05_2d_thread_tiling")'
     assert [str(m) for m in prose.explorer_values(nb, arch="sm_90")] == [
@@ -47,7 +38,7 @@ def test_05_s_request_for_tn_16_is_found():
 
 
 def test_a_trace_of_one_block_under_first_middle_last_is_found():
-    nb = _nb("It checks them in the\nfirst, a middle and the last block of a problem:",
+    nb = checked_notebook("It checks them in the\nfirst, a middle and the last block of a problem:",
              ("print(t.blocks)", "BM=128, BN=128   blocks (0,): 0 races\nBM=12, BN=12   blocks (0, 21, 35): 0 races\n"))
     assert [str(m) for m in prose.block_claims(nb)] == [
         "cell 1: cell 0 says the trace checks the first, a middle and the last block; this output traced blocks (0,)"]
@@ -56,7 +47,7 @@ def test_a_trace_of_one_block_under_first_middle_last_is_found():
 def test_06_s_each_default_configuration_is_found():
     printed = ("05_2d_thread_tiling  (BM=128, BN=128, BK=16, TM=8, TN=8): As 8192 B, Bs 8192 B\n"
                "06_padded            (BM=128, BN=128, BK=16, TM=8, TN=8, PAD=1): As 8704 B, Bs 8192 B\n")
-    nb = _nb("The shared arrays of each default configuration, read from a trace:", ("print(x)", printed))
+    nb = checked_notebook("The shared arrays of each default configuration, read from a trace:", ("print(x)", printed))
     found = [str(m) for m in prose.default_claims(nb)]
     assert len(found) == 1 and "05_2d_thread_tiling (BM=128, BN=128, BK=16, TM=8, TN=8)" in found[0]
 

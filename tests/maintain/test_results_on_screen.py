@@ -6,6 +6,8 @@ run here without a GPU: they print committed results."""
 import nbformat
 import pytest
 
+from support import checked_notebook
+
 from helpers.core.paths import NOTEBOOKS
 from helpers.maintain import results_on_screen as screen
 
@@ -23,24 +25,12 @@ def test_every_table_of_committed_results_agrees_with_the_prose(stage):
 
 
 # ---- the rules, on what the notebooks showed before (issue 34) ---------------------------------------------------
-def _nb(*cells):
-    """Markdown (a str) and checked code cells ((source, printed text))."""
-    nb = nbformat.v4.new_notebook()
-    for c in cells:
-        if isinstance(c, str):
-            nb.cells.append(nbformat.v4.new_markdown_cell(c))
-        else:
-            nb.cells.append(nbformat.v4.new_code_cell(
-                "# NBVAL_CHECK_OUTPUT\n" + c[0], outputs=[nbformat.v4.new_output("stream", name="stdout", text=c[1])]))
-    return nb
-
-
 TUNING = "results/stages_04_05_h200_2026-11-25.json"
 DEFAULT = "tuning_run_tflops/04_1d_thread_tiling/BM64,BN64,BK16,TM16"     # 22.18 in TUNING
 
 
 def test_a_table_that_names_no_file_or_another_than_its_introduction_is_found():
-    nb = _nb(f"The file `{TUNING}` holds every row:", ("committed = gpu_results.gpu_results('04')", "config tflops\n"),
+    nb = checked_notebook(f"The file `{TUNING}` holds every row:", ("committed = gpu_results.gpu_results('04')", "config tflops\n"),
              "More:", ("print(ncu.committed(label))", "Measured ... from `results/ladder_h200_2026-11-22.json`\n"))
     problems = [str(p) for p in screen.problems(nb)]
     assert any("cell 1" in p and "names no file" in p for p in problems), problems
@@ -54,7 +44,7 @@ def test_04_s_table_of_four_files_under_one_name_is_found():
                "BM=64, BN=64, BK=16, TM=16   256  80  6.21  22.13  43.75\n"
                "BM=64, BN=64, BK=16, TM=16   256  80  6.20  22.18  44.29\n"
                "BM=64, BN=64, BK=16, TM=16   NaN NaN  6.19  22.15  43.70\n")
-    nb = _nb(f"The file `{TUNING}` holds every row:", ("committed.rows", printed),
+    nb = checked_notebook(f"The file `{TUNING}` holds every row:", ("committed.rows", printed),
              f"the default ran at **22.18 TFLOP/s<!-- fact: {DEFAULT} -->**")
     problems = [str(p) for p in screen.problems(nb)]
     assert any(f"cites {TUNING}, but it shows results/ladder_h200_2026-11-22.json" in p for p in problems), problems
@@ -63,17 +53,17 @@ def test_04_s_table_of_four_files_under_one_name_is_found():
 
 def test_a_row_shown_twice_or_with_another_number_than_the_prose_is_found():
     header = f"from `{TUNING}`\nconfig                        tflops\n"
-    twice = _nb(("committed.table()", header + "BM=64, BN=64, BK=16, TM=16   22.18\nBM=64, BN=64, BK=16, TM=16   22.13\n"),
+    twice = checked_notebook(("committed.table()", header + "BM=64, BN=64, BK=16, TM=16   22.18\nBM=64, BN=64, BK=16, TM=16   22.13\n"),
                 f"ran at 22.18 TFLOP/s<!-- fact: {DEFAULT} -->")
     assert any("2 times" in str(p) for p in screen.problems(twice))
-    other = _nb(("committed.table()", header + "BM=64, BN=64, BK=16, TM=16   22.13\n"), f"ran at 22.18 TFLOP/s<!-- fact: {DEFAULT} -->")
+    other = checked_notebook(("committed.table()", header + "BM=64, BN=64, BK=16, TM=16   22.13\n"), f"ran at 22.18 TFLOP/s<!-- fact: {DEFAULT} -->")
     assert [str(p) for p in screen.problems(other)] == [
         f"cell 0: cell 1 says 22.18 ({DEFAULT}), but the table shows: BM=64, BN=64, BK=16, TM=16   22.13"]
-    same = _nb(("committed.table()", header + "BM=64, BN=64, BK=16, TM=16   22.18\nBM=64, BN=64, BK=16, TM=16, TN=4   33.70\n"),
+    same = checked_notebook(("committed.table()", header + "BM=64, BN=64, BK=16, TM=16   22.18\nBM=64, BN=64, BK=16, TM=16, TN=4   33.70\n"),
                f"ran at 22.18 TFLOP/s<!-- fact: {DEFAULT} -->")
     assert screen.problems(same) == []     # 05's longer label is not 04's row
     # a table without the fact's column does not show its value: only its rows are counted
-    no_column = _nb(("committed.table()", f"from `{TUNING}`\nconfig   registers\nBM=64, BN=64, BK=16, TM=16   80\n"),
+    no_column = checked_notebook(("committed.table()", f"from `{TUNING}`\nconfig   registers\nBM=64, BN=64, BK=16, TM=16   80\n"),
                     f"ran at 22.18 TFLOP/s<!-- fact: {DEFAULT} -->")
     assert screen.problems(no_column) == []
 

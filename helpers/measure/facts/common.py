@@ -9,7 +9,7 @@ import statistics
 from pathlib import Path
 from typing import Callable, NamedTuple
 
-from helpers.core import stages
+from helpers.core import results_files, stages
 from helpers.core.configs import KernelConfig
 from helpers.core.paths import rel
 
@@ -76,7 +76,6 @@ def config_text(c: KernelConfig) -> str:
 
 def run_named(path: Path) -> str:
     """A results file as a checker's message cites it: 'results/stages_04_05_h200_2026-11-25.json: an NVIDIA H200, 2026-11-25'."""
-    from helpers.core import results_files
     p = results_files.read_json(path).get("provenance", {})
     return f"{rel(path)}: an {p.get('gpu', 'unnamed GPU')}, {str(p.get('date', 'an unrecorded date'))[:10]}"
 
