@@ -341,10 +341,15 @@ def leaks(nb, outputs: dict[int, list] | None = None, upto: int | None = None) -
     run made (in place of the stored ones); `upto`: look only at the checker calls in cells before it."""
     outputs = outputs or {}
     texts = [shown(c, outputs.get(i)) for i, c in enumerate(nb.cells)]
-    for i, cell in enumerate(nb.cells):
-        if cell.get("cell_type") == "code":
-            texts[i] += "".join(f"\n{right_message(call.name)}" for call in checker_calls(cell.get("source", ""))
-                                if call.name in exercises.CHECKERS)
+    with_messages: set[int] = set()
+
+    def text(j: int) -> str:   # a checker cell's text with its right-answer messages, made when a call below needs it
+        if j not in with_messages:
+            with_messages.add(j)
+            texts[j] += "".join(f"\n{right_message(call.name)}" for call in checker_calls(nb.cells[j].get("source", ""))
+                                if nb.cells[j].get("cell_type") == "code" and call.name in exercises.CHECKERS)
+        return texts[j]
+
     found = []
     for i, cell in enumerate(nb.cells[:upto]):
         if cell.get("cell_type") != "code":
@@ -354,9 +359,9 @@ def leaks(nb, outputs: dict[int, list] | None = None, upto: int | None = None) -
                 continue
             for form in forms(call.name, solution(call.name)):
                 for j in range(i):
-                    m = find(texts[j], form)
+                    m = find(text(j), form)
                     if m:
-                        found.append(Leak(call.name, i, j, form.what, _excerpt(texts[j], m)))
+                        found.append(Leak(call.name, i, j, form.what, _excerpt(text(j), m)))
                         break
     return found
 

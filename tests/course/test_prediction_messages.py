@@ -19,7 +19,7 @@ def _notebook(stage):
     return nbformat.read(next(NOTEBOOKS.glob(f"{stage}_*.ipynb")), as_version=4)
 
 
-@pytest.mark.parametrize("stage", ("04", "05"))
+@pytest.mark.parametrize("stage", ("04", pytest.param("05", marks=pytest.mark.slow)))
 def test_the_table_the_prose_and_the_checker_read_one_run(stage):
     nb = _notebook(stage)
     files = {m for c in nb.cells if c.cell_type == "code"
@@ -48,6 +48,7 @@ def _conflicts_said(phrase: str) -> set[tuple[str, int]]:
     return {(array, int(ways)) for ways, array in re.findall(r"(\d+)-way (?:conflict|one) on (As|Bs)", phrase)}
 
 
+@pytest.mark.slow
 def test_05_s_prediction_explains_8_x_8_s_loss_by_the_conflicts_section_6_shows():
     shown = _wide_loads_shown(_notebook("05"))
     message = exercises.check_05_prediction(*exercises.solution("check_05_prediction")).message

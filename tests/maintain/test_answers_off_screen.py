@@ -225,6 +225,7 @@ def test_an_earlier_checker_s_right_message_counts(monkeypatch):
     assert [(leak.checker, leak.cell) for leak in screen.leaks(nb)] == [("check_08_exercise_2", 0)]
 
 
+@pytest.mark.slow
 def test_the_readme_s_old_results_table_answers_04_s_prediction(tmp_path):
     readme = tmp_path / "README.md"
     readme.write_text("## Results\n\n| stage | kernel | configuration | TFLOP/s | % of cuBLAS |\n|---|---|---|---:|---:|\n"
