@@ -13,8 +13,8 @@
 // compiler merges As[row][k] and As[row][k + 1] into one 8-byte load only for every other row
 // (more shared-load instructions for A); and the copy into As, conflict-free in 05, now
 // conflicts 2-way, since a warp's 32 consecutive elements span more than 32 words. In 05's
-// default 16 x 4 configuration a warp holds a single thread row, its reads of A are broadcasts
-// with no conflict to remove, and padding only costs.
+// default 16 x 4 configuration a warp holds a single thread row, and its reads of A are
+// broadcasts of one word.
 //
 // Template parameters:
 //   BM, BN  rows and columns of the block tile of C

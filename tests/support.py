@@ -1,4 +1,5 @@
-"""What several test folders share: running the command line as a learner does."""
+"""What several test folders share: running the command line as a learner does, and small notebooks made up for a
+check of what a learner sees."""
 
 import os
 import subprocess
@@ -12,3 +13,17 @@ def helpers_cli(*args, timeout=300, env=None, prefix=()):
     `prefix`: a command it runs under (e.g. unshare)."""
     return subprocess.run([*prefix, sys.executable, "-m", "helpers", *args], cwd=ROOT, capture_output=True,
                           text=True, timeout=timeout, env={**os.environ, **(env or {})})
+
+
+def checked_notebook(*cells):
+    """A notebook of Markdown cells (a str) and # NBVAL_CHECK_OUTPUT code cells ((source, printed text)): what a
+    committed notebook stores, for the checks that read it without running it."""
+    import nbformat
+    nb = nbformat.v4.new_notebook()
+    for c in cells:
+        if isinstance(c, str):
+            nb.cells.append(nbformat.v4.new_markdown_cell(c))
+        else:
+            nb.cells.append(nbformat.v4.new_code_cell(
+                "# NBVAL_CHECK_OUTPUT\n" + c[0], outputs=[nbformat.v4.new_output("stream", name="stdout", text=c[1])]))
+    return nb

@@ -1,5 +1,6 @@
 """Every repository path the prose names exists: README.md, TEACHING.md, docs/, tools/README.md, the notebooks'
-Markdown, the comments and docstrings of tests/ and kernels/, and every string of helpers/ and tools/ (their
+Markdown and the committed outputs of their checked cells (04 printed `helpers/intensity.py` until commit 685bdc1, after it had moved), the
+comments and docstrings of tests/ and kernels/, and every string of helpers/ and tools/ (their
 messages name files to the learner: "add one to helpers/measure/intensity.py").
 
 A path is named when it starts with a top folder of the repository (`helpers/emulator/compiler.py`) or is a root
@@ -38,8 +39,10 @@ def _prose(path: Path) -> str:
     text = path.read_text(errors="replace")
     if path.suffix == ".md":
         return text
-    if path.suffix == ".ipynb":
-        return "\n".join("".join(c["source"]) for c in json.loads(text)["cells"] if c["cell_type"] == "markdown")
+    if path.suffix == ".ipynb":   # its Markdown, and what its checked cells print (a helper's message, a table's file)
+        cells = json.loads(text)["cells"]
+        return "\n".join(["".join(c["source"]) for c in cells if c["cell_type"] == "markdown"] +
+                         ["".join(o.get("text", "")) for c in cells for o in c.get("outputs", [])])
     if path.suffix == ".py":
         messages = path.relative_to(ROOT).parts[0] in ("helpers", "tools")
         out = []

@@ -18,9 +18,20 @@ What counts as "the answer appears" (RULES, one entry per checker):
   notebooks print; an answer printed in a new form needs a new pattern here.
 One checker is reviewed by hand instead (EXEMPT, with the reason).
 
+Beyond the cells themselves, what a learner reads first counts too:
+- the kernel sources, diffs and committed tables cells above show (`shown_without_running`: the cells that print
+  them run here, in this process, without the rest of the notebook; a kernel's header is its first comment);
+- the messages of the checkers above, as a learner who answered them right reads them (`right_message`);
+- README.md, which a learner reads before any notebook (`readme_leaks`; docs/results.md, which answers the
+  predictions, says to read it after the notebooks).
+A prediction's answer is a letter; its forms are the measured numbers, a sentence that says the outcome, and any
+marked fact of the run it asks about (`<!-- fact: run_06_07_... -->` is a measured number of that run), listed by
+each stage module's prediction_on_screen().
+
 tests/maintain/test_answers_off_screen.py runs this on the committed notebooks (their prose and the
-committed outputs of the # NBVAL_CHECK_OUTPUT cells); the root conftest.py runs it as nbval executes
-each notebook, on the outputs that run makes of every cell (`nbval_report`).
+committed outputs of the # NBVAL_CHECK_OUTPUT cells, and what the display cells above show); the root
+conftest.py runs it as nbval executes each notebook, on the outputs that run makes of every cell
+(`nbval_report`).
 """
 
 from __future__ import annotations
@@ -33,9 +44,11 @@ from dataclasses import dataclass
 from typing import Callable
 
 from helpers.core import configs, stages
+from helpers.core.paths import ROOT
 from helpers.course import exercises
 from helpers.course.exercises import stage03, stage04, stage05, stage06, stage07, stage08, stage09, stage10
 from helpers.course.exercises.calls import checker_calls
+from helpers.maintain import cell_runner, results_on_screen
 
 STAGES = tuple(f"{n:02d}" for n in range(2, 11))     # the notebooks checked: 02 ... 10
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -304,12 +317,39 @@ def find(text: str, form: Form) -> re.Match | None:
     return None
 
 
+@functools.cache
+def right_message(name: str) -> str:
+    """What checker `name` says to a learner who answered it right: they read it before the exercises below."""
+    return exercises.CHECKERS[name](*solution(name)).message
+
+
+# cells that show a kernel's source or its diff (its header comment: what the kernel is) and need nothing heavy
+SHOWS_SOURCE = re.compile(r"\bdisplay\.(?:kernel_source|lesson_diff|kernel_diff)\(")
+
+
+def shown_without_running(nb) -> dict[int, list]:
+    """The outputs of the cells that show kernel sources, diffs and committed tables, made here without running the
+    notebook (helpers/maintain/cell_runner.py; their outputs are not committed): cell index -> outputs."""
+    cells = [i for i, c in enumerate(nb.cells) if c.get("cell_type") == "code" and SHOWS_SOURCE.search(c.source)]
+    cells += [i for i in results_on_screen.results_cells(nb) if not nb.cells[i].get("outputs")]
+    return cell_runner.run(nb, sorted(set(cells))) if cells else {}
+
+
 def leaks(nb, outputs: dict[int, list] | None = None, upto: int | None = None) -> list[Leak]:
     """Every exercise of `nb` (a notebook of STAGES) whose right answer a cell above its checker call
-    shows. `outputs`: cell index -> the outputs a run made (in place of the stored ones); `upto`:
-    look only at the checker calls in cells before it."""
+    shows, or the right-answer message of a checker called above it. `outputs`: cell index -> the outputs a
+    run made (in place of the stored ones); `upto`: look only at the checker calls in cells before it."""
     outputs = outputs or {}
     texts = [shown(c, outputs.get(i)) for i, c in enumerate(nb.cells)]
+    with_messages: set[int] = set()
+
+    def text(j: int) -> str:   # a checker cell's text with its right-answer messages, made when a call below needs it
+        if j not in with_messages:
+            with_messages.add(j)
+            texts[j] += "".join(f"\n{right_message(call.name)}" for call in checker_calls(nb.cells[j].get("source", ""))
+                                if nb.cells[j].get("cell_type") == "code" and call.name in exercises.CHECKERS)
+        return texts[j]
+
     found = []
     for i, cell in enumerate(nb.cells[:upto]):
         if cell.get("cell_type") != "code":
@@ -319,10 +359,28 @@ def leaks(nb, outputs: dict[int, list] | None = None, upto: int | None = None) -
                 continue
             for form in forms(call.name, solution(call.name)):
                 for j in range(i):
-                    m = find(texts[j], form)
+                    m = find(text(j), form)
                     if m:
-                        found.append(Leak(call.name, i, j, form.what, _excerpt(texts[j], m)))
+                        found.append(Leak(call.name, i, j, form.what, _excerpt(text(j), m)))
                         break
+    return found
+
+
+def readme_leaks(path=ROOT / "README.md") -> list[str]:
+    """Every exercise of STAGES whose answer README.md shows, in any of its forms: a learner reads it first."""
+    import nbformat
+    text = path.read_text()
+    found = []
+    for stage in STAGES:
+        nb = nbformat.read(next((ROOT / "notebooks").glob(f"{stage}_*.ipynb")), as_version=4)
+        for call in (call for c in nb.cells if c.cell_type == "code" for call in checker_calls(c.source)):
+            if call.name in EXEMPT:
+                continue
+            for form in forms(call.name, solution(call.name)):
+                m = find(text, form)
+                if m:
+                    found.append(f"{call.name}: {path.name} shows its answer as {form.what}: ...{_excerpt(text, m)}...")
+                    break
     return found
 
 

@@ -30,7 +30,7 @@ from helpers.core import results_files
 from helpers.measure import trace
 from helpers.measure import verify
 from helpers.core.stages import Variant
-from helpers.core.paths import RESULTS_DIR
+from helpers.core.paths import RESULTS_DIR, rel
 from helpers.run import backend
 from helpers.run import gemm
 from helpers.core.kernel_source import KernelSource
@@ -221,6 +221,14 @@ def committed_figure(case_label: str, metric: str) -> int | None:
     return None
 
 
+def committed_source(case_label: str) -> str | None:
+    """The folder of the newest committed run that measured the configuration ('results/ncu_h200_2026-11-23/'),
+    the run committed_figure and committed read; None when none did."""
+    for folder, _, _ in committed_runs(case_label):
+        return f"{rel(folder)}/"
+    return None
+
+
 WIDE_SHOWN = 4   # wide instructions a table shows (the kinds and the count say the rest)
 
 
@@ -230,7 +238,7 @@ def committed(case_label: str) -> str:
     for folder, data, rows in committed_runs(case_label):
         p = data.get("provenance", {})
         lines = [f"{case_label} at {data['size']}^3, every block; Nsight Compute on {p.get('gpu', '?')} "
-                 f"({p.get('date', '?')[:10]}) beside the emulator's trace ({folder.name}):",
+                 f"({p.get('date', '?')[:10]}) beside the emulator's trace ({rel(folder)}/):",
                  f"  {'metric':<28} {'GPU':>10} {'emulator':>10}  verdict"]
         lines += [f"  {r['metric']:<28} {r['gpu']:>10.0f} {r['emulator']:>10.0f}  {r['verdict']}" for r in rows]
         wide = data["wide_shared_instructions"].get(case_label, [])

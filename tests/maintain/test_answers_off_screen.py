@@ -34,10 +34,18 @@ def _calls(nb) -> list[str]:
 @pytest.mark.slow
 @pytest.mark.parametrize("stage", screen.STAGES)
 def test_no_answer_is_on_the_screen_above_its_exercise(stage):
+    """The prose, the checked outputs, the kernel sources, diffs and committed tables the cells show (run here),
+    and the right-answer messages of the checkers above."""
     nb = nbformat.read(NOTEBOOKS[stage], as_version=4)
     assert _calls(nb), f"notebook {stage} calls no checker"
-    found = screen.leaks(nb)
+    found = screen.leaks(nb, screen.shown_without_running(nb))
     assert found == [], "\n".join(map(str, found))
+
+
+@pytest.mark.slow
+def test_the_readme_a_learner_reads_first_shows_no_answer():
+    found = screen.readme_leaks()
+    assert found == [], "\n".join(found)
 
 
 @pytest.mark.slow
@@ -176,3 +184,52 @@ def test_nbval_report_fails_the_checker_cell_when_a_run_printed_the_answer(monke
     assert report.outcome == "failed" and "cell 1" in report.longrepr and "16640" in report.longrepr
     monkeypatch.setattr(screen, "_RUN_OUTPUTS", {})
     assert run(1, "nothing to see").outcome == "passed" and run(3, "Not yet").outcome == "passed"
+
+
+# ---- prose, kernel headers, the README and earlier checkers' messages (issue 34, point 3) -----------------------
+OLD_06 = [   # what notebook 06 said above its prediction before issue 34, and the form that finds it
+    ("The conflicts of 16 × 4 exist only in the source: stage 05's default\n  gives the three fixes nothing to do.",
+     "prose: nothing for the fixes to do"),
+    ("Transposing removes the first,\n  and section 5 shows it gained 4.7%<!-- fact: run_06_07_change_pct/"
+     "06_transposed_a/BM128,BN128,BK8,TM8,TN8 --> in exactly that configuration.", "a marked fact of the run"),
+]
+
+
+@pytest.mark.parametrize("text, form", OLD_06, ids=[f for _, f in OLD_06])
+def test_06_s_prose_above_its_prediction_is_found(text, form):
+    found = screen.leaks(_nb(text, ("check_06_prediction('?')", "")))
+    assert [(leak.cell, leak.form) for leak in found] == [(0, form)], found
+
+
+def test_a_kernel_header_the_notebook_shows_counts(monkeypatch):
+    """06's kernel header, shown by display.kernel_source above the prediction, said that padding only costs."""
+    from helpers.core.markdown import Markdown
+    from helpers.views import display
+    header = ("// In 05's default 16 x 4 configuration a warp holds a single thread row, its reads of A are "
+              "broadcasts\n// with no conflict to remove, and padding only costs.")
+    monkeypatch.setattr(display, "kernel_source", lambda name: Markdown(f"```cpp\n{header}\n```"))
+    nb = _nb("## 2 · The kernels", ("from helpers import display, stages\npadded = stages.variant('06_padded')", ""),
+             ("display.kernel_source(padded.name)", ""), "### Predict", ("check_06_prediction('?')", ""))
+    shown = screen.shown_without_running(nb)
+    assert 2 in shown and "padding only costs" in screen.shown(nb.cells[2], shown[2])
+    assert [(leak.cell, leak.form) for leak in screen.leaks(nb, shown)] == [(2, "prose: a fix only costs")]
+    assert screen.leaks(nb) == []      # without running the display cell, the header is not seen
+
+
+def test_an_earlier_checker_s_right_message_counts(monkeypatch):
+    """A learner who answered exercise 1 right reads its message before exercise 2."""
+    _old(monkeypatch, {"check_08_exercise_1": ((8, 4),), "check_08_exercise_2": (16640,)})
+    monkeypatch.setattr(screen, "right_message", lambda name: "Right: the tiles take 16640 B." if name ==
+                        "check_08_exercise_1" else "Right.")
+    nb = _nb(("check_08_exercise_1('?')", ""), "**Exercise 2.**", ("check_08_exercise_2('?')", ""))
+    assert [(leak.checker, leak.cell) for leak in screen.leaks(nb)] == [("check_08_exercise_2", 0)]
+
+
+@pytest.mark.slow
+def test_the_readme_s_old_results_table_answers_04_s_prediction(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text("## Results\n\n| stage | kernel | configuration | TFLOP/s | % of cuBLAS |\n|---|---|---|---:|---:|\n"
+                      "| 04 1D thread tiling | `04_1d_thread_tiling` | BM=64, BN=64, BK=16, TM=16 | 22.25 | 44.2 |\n")
+    found = screen.readme_leaks(readme)
+    assert any(f.startswith("check_04_prediction: README.md shows its answer as the kernel's row of a results table")
+               for f in found), found

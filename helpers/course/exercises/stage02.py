@@ -147,7 +147,8 @@ def prediction_on_screen() -> list[tuple[str, str]]:
     return [("the coalesced kernel's measured rate", printed(m["02_naive_coalesced"], "TFLOP/s")),
             ("a speed-up in the answer's band",
              (rf"(?i)\b(?:{words}|{'|'.join(str(n) for n in range(int(low), min(int(high), 100)))})(?:\.\d+)?\s*"
-              rf"(?:times|×) (?:faster|the speed)"))]
+              rf"(?:times|×) (?:faster|the speed)")),
+            ("a marked fact of the run", r"<!--\s*fact:\s*(?:ratio/)?coalescing_run_\w+/")]
 
 
 def check_02_prediction(answer) -> Feedback:

@@ -130,7 +130,8 @@ def prediction_on_screen() -> list[tuple[str, str]]:
     low, high = PREDICTION_BANDS[_prediction_answer()]
     in_band = r"(?<![\d.])1\.\d+" if (low, high) == (1.1, 2.0) else "(?!)"
     return [("the tiled kernel's measured rate", printed(m["03_smem_tiling"], "TFLOP/s")),
-            ("a speed-up in the answer's band", rf"(?i){in_band}\s*(?:times|×) (?:faster|the speed)")]
+            ("a speed-up in the answer's band", rf"(?i){in_band}\s*(?:times|×) (?:faster|the speed)"),
+            ("a marked fact of the ladder about the tiled kernel", r"<!--\s*fact:\s*(?:ratio/)?ladder_\w+/03_smem_tiling")]
 
 
 def check_03_prediction(answer) -> Feedback:

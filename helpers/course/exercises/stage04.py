@@ -12,11 +12,14 @@ from helpers.course.exercises.feedback import (Feedback, band_of, parse_choice, 
                                                printed, right, wrong)
 from helpers.course.exercises.traces import first_shared_load, words_and_wavefronts
 from helpers.measure import facts
+from helpers.measure.facts.common import run_named
+from helpers.measure.facts.notebook_04 import TUNING_RUN
+from helpers.views import ladder_report
 
 # Exercise 1: the occupancy calculator by hand, for the default configuration with a fixed register
 # count, so the answer does not depend on the compiler installed here. Not the 80 registers the H200
-# run recorded (results/stages_04_05_h200_2026-11-22.json): the notebook's table prints what those
-# give, above the exercise. 96 is what another compiler version might give the same kernel.
+# tuning run recorded (facts.notebook_04.TUNING_RUN): the notebook's table prints what those give,
+# above the exercise. 96 is what another compiler version might give the same kernel.
 EX04_1_REGISTERS = 96
 EX04_1_ARCH = "sm_90"
 
@@ -120,8 +123,8 @@ def check_04_exercise_2(answer) -> Feedback:
     return wrong(f"the words are right ({words}). Wavefronts = the most different words any one bank must serve; "
                  f"the words are {apart} apart and bank = word mod 32.")
 
-# ---- the prediction, before section 4 measures (issue 21): asked of the committed H200 tuning run ----
-PREDICTION_FILE = "results/stages_04_05_h200_2026-11-22.json"
+# ---- the prediction, before section 4 measures (issue 21): asked of the committed H200 tuning run, the file the
+# notebook's table shows and its prose cites (facts.notebook_04.TUNING_RUN) ----
 PREDICTION_CONFIG = "04_1d_thread_tiling/BM64,BN64,BK16,TM16"     # the default (facts.tuning_run_*)
 PREDICTION_BANDS = {"a": (0.0, 10.0), "b": (10.0, 30.0), "c": (30.0, 60.0), "d": (60.0, math.inf)}
 PREDICTION_CHOICES = {"a": "below 10 %", "b": "10 to 30 %", "c": "30 to 60 %", "d": "above 60 %"}
@@ -140,10 +143,29 @@ def _prediction_answer() -> str:
 
 
 def prediction_on_screen() -> list[tuple[str, str]]:
-    """Where the answer would show before its cell: the default's measured rate or its share of cuBLAS."""
+    """Where the answer would show before its cell: the default's measured rate or its share of cuBLAS, a share in
+    the answer's band said in words or numbers, or any marked fact of the tuning run about this kernel."""
     m = _prediction_measured()
+    low, high = PREDICTION_BANDS[_prediction_answer()]
+    in_band = "|".join(str(n) for n in range(int(low), int(min(high, 100))))
+    words = r"(?:about |nearly |almost |under |over |more than |less than )?(?:half|two.fifths|a third)"
     return [("the default's measured rate", printed(m["tflops"], "TFLOP/s")),
-            ("the default's share of cuBLAS", rf"(?<![\d.])(?:{m['pct']:.0f}|{m['pct']:.1f})\s*% of cuBLAS")]
+            ("the default's share of cuBLAS", rf"(?<![\d.])(?:{m['pct']:.0f}|{m['pct']:.1f})\s*% of cuBLAS"),
+            ("a share of cuBLAS in the answer's band", rf"(?<![\d.])(?:{in_band})(?:\.\d+)?\s*% of cuBLAS"),
+            ("a share of cuBLAS in words", rf"(?i)\b{words} (?:of |the speed of )?cuBLAS"),
+            ("the kernel's row of a results table, its share in the answer's band",
+             rf"(?m)04_1d_thread_tiling\b[^\n]*\|\s*(?:{in_band})(?:\.\d+)?\s*\|\s*$"),
+            ("a marked fact of the tuning run about this kernel",
+             r"<!--\s*fact:\s*(?:ratio/)?tuning_run_\w+/04_1d_thread_tiling/")]
+
+
+def _ladder_note() -> str:
+    """The same kernel in docs/results.md's table (the newest ladder: another run, read after the notebooks), so
+    that a learner who meets that number there knows why it differs."""
+    lad = ladder_report.load_ladder()
+    row = next((r for r in lad.kernels if r.get("variant") == "04_1d_thread_tiling" and r.get("pct_cublas")), None)
+    return (f" docs/results.md shows another run of the same kernel, the ladder of {lad.date} ({lad.source}): "
+            f"{row['pct_cublas']:.1f} %." if row else "")
 
 
 def check_04_prediction(answer) -> Feedback:
@@ -155,11 +177,11 @@ def check_04_prediction(answer) -> Feedback:
     m, want = _prediction_measured(), _prediction_answer()
     if letter == want:
         return right(f"{m['pct']:.1f} %: the default ran at {m['tflops']:.2f} TFLOP/s against cuBLAS's {m['cublas']:.2f} "
-                     f"({PREDICTION_FILE}: an NVIDIA H200, 2026-11-22, medians of 30 at 4096³), "
+                     f"({run_named(TUNING_RUN)}, medians of 30 at 4096³), "
                      f"{m['tflops'] / m['stage03']:.1f} times stage 03's {m['stage03']:.2f} on the ladder. The shared "
                      f"loads per multiply-add fell from 2 to 17/16, which alone would give about 1.9 times; the rest came "
                      f"with them: fewer address computations, loop steps and barriers per multiply-add, and 16 "
-                     f"independent multiply-adds per value of B to hide latency with (section 5).")
+                     f"independent multiply-adds per value of B to hide latency with (section 5).{_ladder_note()}")
     side = "higher" if letter > want else "lower"
     return wrong(f"your band is {side} than the loads suggest. Start from stage 03: its tile-32 kernel reached about a "
                  "sixth of cuBLAS, issuing two shared loads per multiply-add. This kernel issues TM + 1 = 17 per 16 "

@@ -3,6 +3,7 @@ and the bank conflict of warp 0's load from the B tile (traced from the kernel f
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from helpers.core import stages
@@ -10,7 +11,9 @@ from helpers.core.arch import WARP_SIZE
 from helpers.course.exercises.feedback import (Feedback, band_of, is_placeholder, parse_choice, parse_pair, printed,
                                                right, unanswered, wrong)
 from helpers.course.exercises.traces import first_shared_load, words_and_wavefronts
-from helpers.measure import facts, intensity
+from helpers.measure import accesses, facts, intensity, memory
+from helpers.measure.facts.common import config, run_named
+from helpers.measure.facts.notebook_04 import TUNING_RUN, row
 
 # Thread tiles (TM, TN) with the same 256 results per thread. Not the 16 x 4 and 8 x 8 of section 1,
 # which the notebook works out (and whose intensity rows it prints) above the exercise.
@@ -109,8 +112,8 @@ def check_05_exercise_2(answer) -> Feedback:
     return wrong(f"the words are right ({words}). Wavefronts = the most different words any one bank must serve; "
                  f"bank = word mod 32, and the words are threadCol * {c['TN']}.")
 
-# ---- the prediction, before section 4 measures (issue 21): asked of the committed H200 tuning run ----
-PREDICTION_FILE = "results/stages_04_05_h200_2026-11-22.json"
+# ---- the prediction, before section 4 measures (issue 21): asked of the committed H200 tuning run, the file the
+# notebook's table shows and its prose cites (facts.notebook_04.TUNING_RUN) ----
 PREDICTION_TILES = {"16 x 4": "BM128,BN128,BK16,TM16,TN4", "8 x 8": "BM128,BN128,BK16,TM8,TN8"}   # facts' form
 PREDICTION_BANDS = {"a": (0.0, 1 / 1.05), "b": (1 / 1.05, 1.05), "c": (1.05, math.inf)}   # 16 x 4's time over 8 x 8's
 PREDICTION_CHOICES = {"a": "8 × 8, by more than 5 %", "b": "within 5 % of each other", "c": "16 × 4, by more than 5 %"}
@@ -128,9 +131,52 @@ def _prediction_answer() -> str:
 
 
 def prediction_on_screen() -> list[tuple[str, str]]:
-    """Where the answer would show before its cell: either tile's measured rate."""
+    """Where the answer would show before its cell: either tile's measured rate, a sentence saying which ran faster
+    or that the better reuse lost, or any marked fact of the tuning run about this kernel."""
     m = _prediction_measured()
-    return [(f"the measured rate of {tile}", printed(m[tile], "TFLOP/s")) for tile in PREDICTION_TILES]
+    faster, slower = ("16 × 4", "8 × 8") if m["ratio"] >= 1 else ("8 × 8", "16 × 4")
+    tile = lambda t: t.replace(" × ", r"\s*[×x]\s*")
+    return [(f"the measured rate of {t}", printed(m[t], "TFLOP/s")) for t in PREDICTION_TILES] + [
+        ("prose: which tile ran faster", rf"(?i){tile(faster)}\b[^.\n]{{0,40}}\b(?:ran|runs|is|was) faster"),
+        ("prose: which tile ran slower", rf"(?i){tile(slower)}\b[^.\n]{{0,40}}\b(?:ran|runs|is|was) slower"),
+        ("prose: the better reuse lost", r"(?i)better reuse (?:lost|loses)|the advantage of its better reuse"),
+        ("a marked fact of the tuning run about this kernel",
+         r"<!--\s*fact:\s*(?:ratio/)?tuning_run_\w+/05_2d_thread_tiling/")]
+
+
+MERGED_WIDTH = {"As": 8, "Bs": 16}   # bytes per shared load as ptxas 12.9 merges them for sm_90 (notebook 05, section 6)
+
+
+def _conflicts(tile: str) -> dict[str, tuple[int, int]]:
+    """array -> (ways as the source writes warp 0's first load of it, ways as the compiler merges it into
+    MERGED_WIDTH-byte loads), traced from the kernel file with the prediction's tile (block 0 of 128³)."""
+    v = stages.variant("05_2d_thread_tiling")
+    t = accesses.kernel_trace(v, config(v.name, PREDICTION_TILES[tile]), M=128)
+    return {q.array: (memory.banks(q).ways, memory.banks(dataclasses.replace(q, size=MERGED_WIDTH[q.array])).ways)
+            for q in accesses.shared_requests(t)}
+
+
+def _conflicts_said(ways: dict[str, tuple[int, int]], which: int) -> str:
+    """'no conflict', 'a 2-way conflict on Bs', 'a 2-way conflict on As and a 4-way one on Bs' (which: 0 as the
+    source writes the loads, 1 as merged)."""
+    found = [(w[which], a) for a, w in sorted(ways.items()) if w[which] > 1]
+    if not found:
+        return "no conflict"
+    return " and ".join(f"a {n}-way {'conflict' if i == 0 else 'one'} on {a}" for i, (n, a) in enumerate(found))
+
+
+def _loads_explained() -> str:
+    """What section 6's traces show about both tiles' shared loads, as the source writes them and as merged, and
+    what the run recorded of their registers."""
+    wide, square = _conflicts("16 x 4"), _conflicts("8 x 8")
+    regs = {tile: row("05_2d_thread_tiling", arg)["registers"] for tile, arg in PREDICTION_TILES.items()}
+    same = regs["16 x 4"] == regs["8 x 8"]
+    return ((f"Both took {regs['16 x 4']} registers, so as many blocks per SM; " if same else
+             f"16 × 4 took {regs['16 x 4']} registers and 8 × 8 {regs['8 x 8']}; ") +
+            f"what 8 × 8 lost is in its shared loads (section 6). As the source writes them, 16 × 4's loads have "
+            f"{_conflicts_said(wide, 0)} and 8 × 8's {_conflicts_said(square, 0)} (its warp holds two thread rows). "
+            f"Merged by the compiler into {MERGED_WIDTH['As']}-byte loads of As and {MERGED_WIDTH['Bs']}-byte loads of "
+            f"Bs, 16 × 4's have {_conflicts_said(wide, 1)} and 8 × 8's {_conflicts_said(square, 1)}.")
 
 
 def check_05_prediction(answer) -> Feedback:
@@ -142,11 +188,10 @@ def check_05_prediction(answer) -> Feedback:
     m, want = _prediction_measured(), _prediction_answer()
     if letter == want:
         return right(f"16 × 4 ran at {m['16 x 4']:.2f} TFLOP/s and 8 × 8 at {m['8 x 8']:.2f}, "
-                     f"{100 * (m['ratio'] - 1):.0f} % apart ({PREDICTION_FILE}: an NVIDIA H200, 2026-11-22, medians of "
-                     f"30 at 4096³). Reuse per load favoured 8 × 8 (4 multiply-adds per shared load against 3.2), and "
-                     "both took 128 registers, so the same two blocks per SM. What 8 × 8 lost is in its loads: its warp "
-                     "holds two thread rows, and their loads of As fall in one bank, a 2-way conflict (section 6). The "
-                     "tuning found 8 × 8 about a tenth faster with a mapping free of it (the tuning history, section 4).")
+                     f"{100 * (m['ratio'] - 1):.0f} % apart ({run_named(TUNING_RUN)}, medians of 30 at 4096³). Reuse "
+                     f"per load favoured 8 × 8 (4 multiply-adds per shared load against 3.2). {_loads_explained()} "
+                     "The tuning found 8 × 8 about a tenth faster with mappings that put a thread's columns apart "
+                     "(the tuning history, section 4).")
     return wrong("section 1 counts one cost, multiply-adds per shared load, and on that count 8 × 8 wins (4 against "
                  "3.2). Two other costs decide as much. Which rows of As do the 32 lanes of warp 0 read at one step "
                  "in each tile (BN / TN threads along a row of the block), and do different words land in one bank "

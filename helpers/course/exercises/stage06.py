@@ -161,9 +161,15 @@ def _prediction_answer() -> str:
 def prediction_on_screen() -> list[tuple[str, str]]:
     """Where the answer would show before its cell: the fastest kernel's measured rate, or prose saying who won."""
     m = _prediction_measured()
-    return [("the fastest kernel's measured rate", printed(m[_prediction_answer()], "TFLOP/s")),
-            ("prose: every fix costs time", r"(?i)every fix (?:costs?|made it slower|lost)"),
-            ("prose: stays the fastest", r"(?i)stays the fastest")]
+    forms = [("the fastest kernel's measured rate", printed(m[_prediction_answer()], "TFLOP/s")),
+             ("a marked fact of the run", r"<!--\s*fact:\s*(?:ratio/)?run_06_07_")]
+    if _prediction_answer() == "a":   # the outcome in words: no fix paid
+        forms += [("prose: every fix costs time", r"(?i)every fix (?:costs?|made it slower|lost)"),
+                  ("prose: stays the fastest", r"(?i)stays the fastest"),
+                  ("prose: a fix only costs", r"(?i)\b(?:padding|transposing|swizzling|the fix(?:es)?|it) only costs?\b"),
+                  ("prose: nothing for the fixes to do", r"(?i)(?:gives|leaves) the (?:three )?fixes nothing to do"),
+                  ("prose: no fix was faster", r"(?i)\bno fix (?:was|ran|is|runs) faster")]
+    return forms
 
 
 def check_06_prediction(answer) -> Feedback:

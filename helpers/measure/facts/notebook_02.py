@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from helpers.core import results_files
 from helpers.core.paths import RESULTS_DIR
-from helpers.measure.facts.common import config, fact
+from helpers.measure.facts.common import PCT_CUBLAS_COLUMNS, TFLOPS_COLUMNS, config, fact, size_row
 
 NAIVE_RUN = RESULTS_DIR / "02_naive_h200_2026-11-22.json"
 
@@ -24,8 +24,10 @@ def _block_shape(variant: str, shape: str) -> float:
 
 
 FACTS = {
-    "coalescing_run_tflops": fact(NAIVE_RUN, lambda variant, size: _row(variant, size)["tflops"]),
-    "coalescing_run_pct_cublas": fact(NAIVE_RUN, lambda variant, size: _row(variant, size)["pct_cublas"]),
+    "coalescing_run_tflops": fact(NAIVE_RUN, lambda variant, size: _row(variant, size)["tflops"],
+                                  lambda variant, size: [size_row(variant, size)], TFLOPS_COLUMNS),
+    "coalescing_run_pct_cublas": fact(NAIVE_RUN, lambda variant, size: _row(variant, size)["pct_cublas"],
+                                      lambda variant, size: [size_row(variant, size)], PCT_CUBLAS_COLUMNS),
     # A/B/SIZE: how many times faster A ran than B
     "coalescing_run_speedup": fact(NAIVE_RUN, lambda a, b, size: _row(a, size)["tflops"] / _row(b, size)["tflops"]),
     "coalescing_block_shape_tflops": fact(NAIVE_RUN, _block_shape),

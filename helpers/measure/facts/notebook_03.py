@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from helpers.core import results_files
 from helpers.core.paths import RESULTS_DIR
-from helpers.measure.facts.common import fact, median
+from helpers.measure.facts.common import PCT_CUBLAS_COLUMNS, TFLOPS_COLUMNS, fact, median, size_row
 
 LADDER = RESULTS_DIR / "ladder_h200_2026-11-22.json"
 EXPERIMENTS = RESULTS_DIR / "experiments_h200_2026-11-22"
@@ -34,9 +34,14 @@ def _compile_spread(variant: str) -> float:
     return 100.0 * (max(medians) / min(medians) - 1)
 
 
+def _ladder_row(variant: str) -> list[tuple[str, ...]]:
+    """A kernel's row in a table of the ladder (gpu_results.throughput_table), at the ladder's size."""
+    return [size_row("cublas_sgemm" if variant == "cublas" else variant, results_files.read_json(LADDER)["size"])]
+
+
 FACTS = {
-    "ladder_tflops": fact(LADDER, lambda variant: _ladder(variant)["tflops"]),
-    "ladder_pct_cublas": fact(LADDER, lambda variant: _ladder(variant)["pct_cublas"]),
+    "ladder_tflops": fact(LADDER, lambda variant: _ladder(variant)["tflops"], _ladder_row, TFLOPS_COLUMNS),
+    "ladder_pct_cublas": fact(LADDER, lambda variant: _ladder(variant)["pct_cublas"], _ladder_row, PCT_CUBLAS_COLUMNS),
     # A/B: how many times faster A ran than B
     "ladder_speedup": fact(LADDER, lambda a, b: _ladder(a)["tflops"] / _ladder(b)["tflops"]),
     "smem_variants_tflops": fact("results/experiments_h200_2026-11-22/exp_03b*.json", _variant_tflops),

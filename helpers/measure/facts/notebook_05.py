@@ -1,14 +1,14 @@
 """Numbers notebook 05 (2D thread tiling) states, beside the tuning run it shares with 04 (notebook_04): the
-exploration of thread-to-output mappings before the tuning, and the run that checked the stage's target (where
-the course's timer of then was found to time its launch checks too)."""
+exploration of thread-to-output mappings before the tuning (kept in the first tuning run's file, 2026-11-22), and
+the run that checked the stage's target (where the course's timer of then was found to time its launch checks too)."""
 
 from __future__ import annotations
 
 from helpers.core import results_files
 from helpers.core.paths import RESULTS_DIR
-from helpers.measure.facts.common import config, fact
-from helpers.measure.facts.notebook_04 import TUNING_RUN
+from helpers.measure.facts.common import TFLOPS_COLUMNS, config, fact, label_pattern
 
+EXPLORATION_RUN = RESULTS_DIR / "stages_04_05_h200_2026-11-22.json"   # its "exploration_05" section
 TARGETS_RUN = RESULTS_DIR / "experiments_h200_2026-11-22" / "exp_bars.json"
 TARGETS_RUN_KERNELS = {   # the kernels of TARGETS_RUN the notebook cites, by the name a fact gives them
     "seed_004_v1_float4": "ref v1<true> (seed 004 V1, float4)",       # the design the stage's target came from
@@ -17,7 +17,7 @@ TARGETS_RUN_KERNELS = {   # the kernels of TARGETS_RUN the notebook cites, by th
 
 
 def _mappings() -> dict:
-    return results_files.read_json(TUNING_RUN)["exploration_05"]
+    return results_files.read_json(EXPLORATION_RUN)["exploration_05"]
 
 
 def _mapping(mapping: str, unroll: str, configuration: str) -> float:
@@ -34,11 +34,12 @@ def _targets_run(kernel: str) -> float:
 
 
 FACTS = {
-    "thread_mapping_tflops": fact(TUNING_RUN, _mapping),
-    "thread_mapping_best_tflops": fact(TUNING_RUN, lambda: max(r["tflops"] for r in _mappings()["rows"])),
-    "thread_mapping_cublas_tflops": fact(TUNING_RUN, lambda: _mappings()["cublas_tflops"]),
+    "thread_mapping_tflops": fact(EXPLORATION_RUN, _mapping, lambda mapping, unroll, c: [
+        (rf"\b{mapping}\b", label_pattern(config("05_2d_thread_tiling", c).label()))], TFLOPS_COLUMNS),
+    "thread_mapping_best_tflops": fact(EXPLORATION_RUN, lambda: max(r["tflops"] for r in _mappings()["rows"])),
+    "thread_mapping_cublas_tflops": fact(EXPLORATION_RUN, lambda: _mappings()["cublas_tflops"]),
     # how far apart the best of each mapping came, in %
-    "thread_mapping_spread_pct": fact(TUNING_RUN, lambda: 100.0 * (max(_mappings()["per_mapping_best"].values())
+    "thread_mapping_spread_pct": fact(EXPLORATION_RUN, lambda: 100.0 * (max(_mappings()["per_mapping_best"].values())
                                                                    / min(_mappings()["per_mapping_best"].values())
                                                                    - 1)),
     "targets_run_tflops": fact(TARGETS_RUN, _targets_run),

@@ -4,11 +4,12 @@ medians of 50 per kernel, cuBLAS in the same run): what each bank-conflict fix d
 
 from __future__ import annotations
 
+import re
 import statistics
 
 from helpers.core import results_files
 from helpers.core.paths import RESULTS_DIR
-from helpers.measure.facts.common import config, fact
+from helpers.measure.facts.common import TFLOPS_COLUMNS, config, fact
 
 RUN_06_07 = RESULTS_DIR / "stages_06_09_h200_2026-11-22" / "exp_06_07.json"
 REFERENCES = {"cublas": "cuBLAS (cupy.matmul)", "seed_004_v2": "seed 004 V2 design (reference, no bounds checks)"}
@@ -30,6 +31,17 @@ def tflops(kernel: str, configuration: str = "") -> float:
     return statistics.median(results_files.read_json(RUN_06_07)["kernels"][name]["tflops_three_runs"])
 
 
+def _shown(kernel: str, configuration: str = "") -> list[tuple[str, ...]]:
+    """A kernel's row in a table of the run: the run's own name for it (notebook 07's table), or, in notebook 06's,
+    its tile ('16 x 4, BK = 16') and its name with its padding ('06_padded PAD=1')."""
+    if kernel in REFERENCES:
+        return [(re.escape(REFERENCES[kernel]),)]
+    c = config(kernel, configuration)
+    name = kernel + (f" PAD={c.PAD}" if hasattr(c, "PAD") else "")
+    return [(re.escape(_key(kernel, configuration)) + r"(?!\S)",),
+            (rf"\b{c.TM} x {c.TN}, BK = {c.BK}\b", re.escape(name) + r"(?!\S)")]
+
+
 def _change(variant: str, configuration: str) -> float:
     """How much a fix changed stage 05's time at the same tile, in % (its size: the prose writes the sign)."""
     c = config(variant, configuration)
@@ -45,8 +57,8 @@ def _spread() -> float:
 
 
 FACTS = {
-    "run_06_07_tflops": fact(RUN_06_07, tflops),
-    "run_06_07_change_pct": fact(RUN_06_07, _change),
+    "run_06_07_tflops": fact(RUN_06_07, tflops, _shown, TFLOPS_COLUMNS),
+    "run_06_07_change_pct": fact(RUN_06_07, _change, _shown, ("vs 05",)),
     "run_06_07_spread_pct": fact(RUN_06_07, _spread),
     # A/B/CONFIGURATION: how much faster A ran than B with the same tiles (BM, BN, BK, TM, TN), in %
     "run_06_07_gain_pct": fact(RUN_06_07, lambda a, b, c: 100.0 * (tflops(a, c) / tflops(b, c) - 1)),
