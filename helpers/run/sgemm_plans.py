@@ -62,13 +62,19 @@ class Plan:
         shapes and be float32, and out must not overlap A or B (helpers.sgemm checks all that); C is read only
         where beta != 0, and written only where it is `out` itself (in place, as BLAS does). poison: fill the
         output with NaN before the kernels run (beta = 0), so that an element they never write shows."""
-        xp, M, N, K, Kp, Np = self._xp, self.M, self.N, self.K, self._Kp, self._Np
+        xp = self._xp
         if self._to_host is not None:  # NumPy arrays on a GPU: computed on the device, copied back
-            result = self.run(xp.asarray(A), xp.asarray(B), None if C is None else xp.asarray(C), alpha, beta, poison)
+            result = self._run_on_device(xp.asarray(A), xp.asarray(B), None if C is None else xp.asarray(C), alpha,
+                                         beta, poison, None)
             if out is None:
                 return self._to_host(result)
             out[...] = self._to_host(result)
             return out
+        return self._run_on_device(A, B, C, alpha, beta, poison, out)
+
+    def _run_on_device(self, A, B, C, alpha, beta, poison, out):
+        """run() with arrays of the plan's backend (CuPy's on a GPU, NumPy's on the emulator)."""
+        xp, M, N, K, Kp, Np = self._xp, self.M, self.N, self.K, self._Kp, self._Np
         dA, dB = _operand(xp, A, M, K, M, Kp), _operand(xp, B, K, N, Kp, Np)
         if xp is np and dB is not dA and np.may_share_memory(dA, dB):   # the emulator wants separate buffers
             dB = dB.copy()
