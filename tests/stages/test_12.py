@@ -44,6 +44,7 @@ def test_the_emulators_map_names_its_array_and_box():
     (TensorMapBox(64, 64, 64, 32), 64, 8, "16-byte boundary"),
     (TensorMapBox(512, 64, 512, 32), 64, 0, "1 to 256 elements"),
     (TensorMapBox(64, 64, 64, 64), 64, 0, "at most 128 bytes"),
+    (TensorMapBox(64, 64, 64, 6), 64, 0, "multiple of 16 bytes"),  # a box row of 24 bytes
 ])
 def test_a_map_the_driver_would_refuse_is_refused_naming_the_rule(box, pitch, address, rule):
     with pytest.raises(KernelArgumentError, match=rule):
@@ -91,6 +92,13 @@ def test_the_copy_engine_rounds_to_nearest_tf32_only_when_the_map_says_tf32(cpu_
 
 def test_beta_zero_never_reads_c_and_each_element_is_written_once(cpu_backend, rng):
     report = verify.check_catalogue(V, SMALL)
+    assert report.ok, str(report)
+
+
+@pytest.mark.parametrize("round_", [0, 1])
+def test_the_catalogue_passes_on_same_sign_data_truncated_or_rounded(cpu_backend, round_):
+    """U[0, 1): truncation's errors all go one way and grow like K (verify.py's bias term); rounding's do not."""
+    report = verify.check_catalogue(V, WS(128, 1, 3, ROUND=round_), positive=True)
     assert report.ok, str(report)
 
 
