@@ -31,7 +31,8 @@
 //   registers when every index is a constant).
 // - Before that barrier each thread also calls fence_proxy_async_shared: its copies landed
 //   through ordinary shared-memory writes, the tensor cores read through another path.
-// - TF32: the tensor cores use the top 10 mantissa bits of each input and drop the other 13.
+// - TF32: the tensor cores use the top 10 mantissa bits of each input (the errors measured agree
+//   with the other 13 being dropped; the CUDA guide asks for __float_to_tf32 and promises nothing else).
 //   ROUND = 1 rounds every input to the nearest TF32, as cuBLAS does: B's values as they go
 //   into fragments, and A's tile, which the tensor cores read as it lies, in shared memory, each
 //   thread its own copies. It rounds the next tile's, right after issuing this tile's products,
@@ -39,7 +40,8 @@
 //   than ROUND = 0: a read and a write of A's tile more in shared memory, which the tensor cores
 //   are reading too (rounding a tile just before its own products, between its copies' arrival
 //   and the barrier, was 2.4 times slower). ROUND = 0 lets the bits drop: 2.65 times the RMS
-//   error (both measured at 4096^3, results/stage_10_h100_2026-11-24/).
+//   error on zero-mean data, far more on same-sign data, where truncation's errors add up (both
+//   measured at 4096^3 on U[-1, 1), results/stage_10_h100_2026-11-24/).
 // - The swizzle is computed from shared-memory addresses, so each stage's tile of A starts on a
 //   1024-byte boundary: the kernel rounds the start of its dynamic shared memory up to one (an
 //   H100 places it at 1024 in the shared window when the kernel has no static array, but not

@@ -168,7 +168,9 @@ void wake_waiters_of(uintptr_t bar) {
     if (fibers[i].state == kWaitMbarrier && waiting_for[i] == bar) fibers[i].state = kRunnable;
 }
 
-float tf32_nearest(float v) {  // what a TF32 tensor map delivers: round to nearest, ties to even
+// What a TF32 tensor map delivers, as the emulator models it: round to nearest, ties to even. Errors measured on a GPU
+// cannot tell ties-to-even from cvt.rna's ties-away; tools/experiments/probe_tma_tf32.py reads a GPU's bit by bit.
+float tf32_nearest(float v) {
   uint32_t u;
   std::memcpy(&u, &v, 4);
   if ((u & 0x7f800000u) != 0x7f800000u) u = (u + 0xfffu + (u >> 13 & 1u)) & 0xffffe000u;
