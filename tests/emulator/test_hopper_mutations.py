@@ -150,3 +150,13 @@ def test_a_diagnosis_names_the_line_it_is_about(cpu_backend):
     found = mu.examine_mutation(m)
     line = _line_of(S, "mbarrier_arrive_expect_tx(&full[s], STAGE_BYTES);")
     assert f"12_warp_specialized.cu:{line}:" in found.message
+
+
+@pytest.mark.parametrize("kernel", [W, S])
+def test_the_epilogue_batches_are_a_choice_not_a_correctness_matter(cpu_backend, kernel):
+    """tools/measure_hopper_beta.py times C_BATCH = 1 against the kernels' 8 by editing that one line: right either way
+    (the shapes include beta != 0, where C is read a batch at a time, and the catalogue's beta = 0 never reads it)."""
+    from helpers.measure import verify
+    found = mu.examine(kernel, (("constexpr int C_BATCH = 8;", "constexpr int C_BATCH = 1;"),),
+                       shapes=(*mu.SHAPES, verify.shape("beta = 0 (poisoned C)")))
+    assert found.how == "passed", found

@@ -208,3 +208,22 @@ def test_the_pipeline_plots_labels_of_the_copies_do_not_overlap():
     for i, a in enumerate(boxes):
         for b in boxes[i + 1:]:
             assert not a.overlaps(b), (a, b)
+
+
+def test_the_tma_rounding_probe_reads_the_emulators_model_back(cpu_backend):
+    """tools/experiments/probe_tma_tf32.py, run on the emulator, must find the models the emulator implements (TF32
+    maps round to nearest, ties to even; the tensor cores drop an FP32 input's low 13 bits; cvt.rna rounds ties away):
+    so that on a GPU its verdicts mean what they say. Its inputs hold ties that separate the three roundings."""
+    from helpers.run import backend
+    from tools.experiments import probe_tma_tf32 as probe
+    bk = backend.current()
+    src = probe.inputs()
+    ties = (src & probe.LOW) == 0x1000
+    assert ties.sum() >= 32 and not (probe.nearest_even(src) == probe.nearest_away(src))[ties].all()
+    landed, rna, tensor = probe.run(bk, src, tf32=True)
+    assert probe.verdict(landed, src)["verdict"] == "ties to even"
+    assert probe.verdict(tensor, src, probe.tensor_mask(src, landed))["verdict"] == "ties to even"
+    assert probe.verdict(rna, src)["verdict"] == "ties away (cvt.rna)"
+    landed, _, tensor = probe.run(bk, src, tf32=False)
+    assert probe.verdict(landed, src)["verdict"] == "unchanged"
+    assert probe.verdict(tensor, src, probe.tensor_mask(src, landed))["verdict"] == "truncation"
