@@ -14,6 +14,7 @@ power says so. Then the TF32 errors against float64 on U[-1, 1) and U[0, 1) data
 worst |C - ref| / tol, which must be <= 1).
 
     on an H100 or H200, from the repository root:  OUT=some/folder python -m tools.measure_hopper_beta [--rounds 3]
+    anywhere (no GPU): python -m tools.measure_hopper_beta --dry-run   (compiles what it would time, for sm_90a)
 
 Writes $OUT/measure_hopper_beta.json (provenance, every timing with its clocks, the errors) and prints a table.
 About two minutes of GPU time, most of it compiling.
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import os
 import shutil
@@ -42,7 +44,7 @@ from helpers.run import backend, gemm
 N = 4096
 KERNELS = ("10_wgmma", "12_warp_specialized")
 BATCH = "constexpr int C_BATCH = 8;"
-SAMPLE_ROWS = 128        # rows of C checked against float64 on the host
+SAMPLE_ROWS = 32         # rows of C checked against float64 on the host (a few seconds each)
 THROTTLE = {0x1: "GPU idle", 0x2: "applications clocks setting", 0x4: "SW power cap", 0x8: "HW slowdown",
             0x10: "sync boost", 0x20: "SW thermal slowdown", 0x40: "HW thermal slowdown",
             0x80: "HW power brake slowdown", 0x100: "display clock setting"}
@@ -60,7 +62,8 @@ class Sampler:
             import pynvml
             pynvml.nvmlInit()
             self.nvml, self.handle = pynvml, pynvml.nvmlDeviceGetHandleByIndex(index)
-        except Exception:  # not installed, or no NVML: nvidia-smi
+            self._nvml_sample()
+        except Exception:  # not installed, no NVML, or an NVML without these calls: nvidia-smi
             self.nvml = None
         self.smi_fields = self._smi_fields() if self.nvml is None else None
 
@@ -82,7 +85,8 @@ class Sampler:
                 "max_sm_mhz": n.nvmlDeviceGetMaxClockInfo(h, n.NVML_CLOCK_SM),
                 "power_w": n.nvmlDeviceGetPowerUsage(h) / 1000, "limit_w": n.nvmlDeviceGetEnforcedPowerLimit(h) / 1000,
                 "temperature_c": n.nvmlDeviceGetTemperature(h, n.NVML_TEMPERATURE_GPU),
-                "reasons": int(n.nvmlDeviceGetCurrentClocksThrottleReasons(h))}
+                "reasons": int((getattr(n, "nvmlDeviceGetCurrentClocksEventReasons", None)
+                                or n.nvmlDeviceGetCurrentClocksThrottleReasons)(h))}
 
     @contextlib.contextmanager
     def during(self):
@@ -169,15 +173,18 @@ def cublas_call(A, B, C, beta: float):
     return lambda: cupy.cublas.gemm("N", "N", A, B, out=C, alpha=1.0, beta=beta)
 
 
-def kernel_calls(folders: dict, name: str, batch: int, A, B, C, beta: float) -> list:
-    """The launches of `name` at its default with C_BATCH = batch (the file in folders[(name, batch)]), run once (which
-    compiles them the first time and checks them), as calls that only enqueue them."""
+def kernel_calls(folders: dict, name: str, batch: int, A, B, C, beta: float, round_=None) -> tuple[list, list]:
+    """The launches of `name` at its default (ROUND = round_ where given) with C_BATCH = batch (the file in
+    folders[(name, batch)]), run once (which compiles them the first time and checks them), as calls that only
+    enqueue them."""
     v = stages.variant(name)
+    config = v.default_for(backend.arch())
+    config = config if round_ is None else dataclasses.replace(config, ROUND=round_)
     with mock.patch.object(stages, "KERNELS", folders[(name, batch)]):
-        steps = gemm.launches(v, v.default_for(backend.arch()), N, N, N, 1.0, A, B, beta, C)
+        steps = gemm.launches(v, config, N, N, N, 1.0, A, B, beta, C)
     for step in steps:
         step()
-    return [s.timed() for s in steps]
+    return [s.timed() for s in steps], steps  # the steps keep what their tensor maps read alive
 
 
 def edited_kernels(stack: contextlib.ExitStack) -> dict:
@@ -190,13 +197,27 @@ def edited_kernels(stack: contextlib.ExitStack) -> dict:
     return folders
 
 
-def sample_error(C, A, B, C0, beta: float) -> float:
-    """The worst |C - ref| / tol over SAMPLE_ROWS rows spread over C (verify.reference's TF32 tolerance, float64)."""
+def sample_error(C, A, B, C0, beta: float) -> dict:
+    """Over SAMPLE_ROWS rows spread over C, against float64: the worst |C - ref| / tol (verify.reference's TF32
+    tolerance) and the RMS of C - ref over the RMS of ref."""
     rows = np.linspace(0, N - 1, SAMPLE_ROWS).astype(int)
     host = lambda x: x.get() if hasattr(x, "get") else np.asarray(x)
     a, c, c0 = host(A[rows]), host(C[rows]), host(C0[rows])
     ref, tol = verify.reference(a, host(B), c0, 1.0, beta, "tf32")
-    return float(np.max(np.abs(c.astype(np.float64) - ref) / tol))
+    err = c.astype(np.float64) - ref
+    return {"worst_error_over_tolerance": float(np.max(np.abs(err) / tol)),
+            "rms_error_over_rms": float(np.sqrt(np.mean(err ** 2) / np.mean(ref ** 2)))}
+
+
+def dry_run() -> None:
+    from helpers.run import toolchain
+    with contextlib.ExitStack() as stack:
+        for (name, batch), folder in edited_kernels(stack).items():
+            v = stages.variant(name)
+            info = toolchain.ptxas_info(folder / v.path.name, v.name_expression(v.default), "sm_90a")
+            print(f"{name} (C_BATCH = {batch}): {info.registers} registers, {info.spill_store_bytes} bytes spilled")
+    s = Sampler(0)
+    print("clock sampler:", "pynvml" if s.nvml else "nvidia-smi" if s.smi_fields else "none on this machine")
 
 
 def entries():
@@ -206,22 +227,34 @@ def entries():
             yield f"{name} (C_BATCH = {batch})", name, batch
 
 
+# checked for their errors only, beside the defaults (10_wgmma truncates, 12 rounds): the precision claims of
+# notebooks 10 and 12 on same-sign data
+OTHER_ROUNDING = (("10_wgmma (ROUND = 1)", "10_wgmma", 1), ("12_warp_specialized (ROUND = 0)", "12_warp_specialized", 0))
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--repeat", type=int, default=300, help="timed launches per timing (long enough for the sampler)")
+    p.add_argument("--dry-run", action="store_true", help="no GPU: compile every kernel timed for sm_90a (NVRTC and "
+                   "ptxas: registers, spills) and say which clock sampler this machine has")
     args = p.parse_args()
+    if args.dry_run:
+        dry_run()
+        return
     out_dir = Path(os.environ.get("OUT", "."))
     out_dir.mkdir(parents=True, exist_ok=True)
     backend.use("gpu")
     import cupy as cp
-    sampler = Sampler(int(os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0] or 0))
+    sampler = Sampler(0)  # the device CuPy uses: the first visible one
     A, B, C0 = bench.device_operands(N, N, N, seed=1)
     C0 = cp.random.default_rng(2).uniform(-1, 1, (N, N), dtype=cp.float32)
     rows, errors, prepared = [], [], {}
     stack = contextlib.ExitStack()
     folders = edited_kernels(stack)
-    for label, name, batch in entries():  # compiled, verified on U[-1, 1) and U[0, 1)
+    checked = [(label, name, batch, None) for label, name, batch in entries()]
+    checked += [(label, name, 8, r) for label, name, r in OTHER_ROUNDING]
+    for label, name, batch, round_ in checked:  # compiled, verified on U[-1, 1) and U[0, 1)
         for beta in (0.0, 1.0):
             for positive in (False, True):
                 low = 0.0 if positive else -1.0
@@ -234,17 +267,19 @@ def main() -> None:
                     with cublas_tf32_math():
                         cublas_call(a, b, c, beta)()
                 else:
-                    kernel_calls(folders, name, batch, a, b, c, beta)
+                    kernel_calls(folders, name, batch, a, b, c, beta, round_)
                 cp.cuda.Device().synchronize()
                 errors.append({"what": label, "beta": beta, "data": "U[0,1)" if positive else "U[-1,1)",
-                               "worst_error_over_tolerance": sample_error(c, a, b, c0, beta)})
+                               **sample_error(c, a, b, c0, beta)})
                 print(errors[-1], flush=True)
+            if round_ is not None:
+                continue
             C = C0.copy()  # the timed launches' own C (with beta = 1 it grows launch after launch: no matter)
             if name is None:
                 prepared[label, beta] = cublas_call(A, B, C, beta), cublas_tf32_math
             else:
-                calls = kernel_calls(folders, name, batch, A, B, C, beta)
-                prepared[label, beta] = (lambda calls=calls: [c() for c in calls]), contextlib.nullcontext
+                calls, steps = kernel_calls(folders, name, batch, A, B, C, beta)
+                prepared[label, beta] = (lambda calls=calls, steps=steps: [c() for c in calls]), contextlib.nullcontext
     stack.close()
     for r in range(1, args.rounds + 1):
         for label, _, _ in entries():
@@ -280,6 +315,9 @@ def main() -> None:
     worst = max(errors, key=lambda e: e["worst_error_over_tolerance"])
     print(f"worst TF32 error over verify's tolerance: {worst['worst_error_over_tolerance']:.2f} ({worst['what']}, "
           f"beta = {worst['beta']:g}, {worst['data']}); must be <= 1")
+    for data_kind in ("U[-1,1)", "U[0,1)"):
+        rms = {e["what"]: e["rms_error_over_rms"] for e in errors if e["data"] == data_kind and e["beta"] == 0.0}
+        print(f"RMS error / RMS(C) on {data_kind}, beta = 0: " + ", ".join(f"{k} {v:.2e}" for k, v in rms.items()))
     print(f"wrote {path}")
 
 
