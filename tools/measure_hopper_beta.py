@@ -113,7 +113,7 @@ class Sampler:
                                  "nounits", "-i", str(self.index), "-lms", str(max(10, int(self.period * 1000)))],
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         try:
-            time.sleep(0.1)  # nvidia-smi's first sample
+            time.sleep(0.3)  # nvidia-smi's first samples
             yield self
             time.sleep(0.05)
         finally:
@@ -235,7 +235,7 @@ OTHER_ROUNDING = (("10_wgmma (ROUND = 1)", "10_wgmma", 1), ("12_warp_specialized
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rounds", type=int, default=3)
-    p.add_argument("--repeat", type=int, default=300, help="timed launches per timing (long enough for the sampler)")
+    p.add_argument("--repeat", type=int, default=600, help="timed launches per timing (long enough for the sampler)")
     p.add_argument("--dry-run", action="store_true", help="no GPU: compile every kernel timed for sm_90a (NVRTC and "
                    "ptxas: registers, spills) and say which clock sampler this machine has")
     args = p.parse_args()
