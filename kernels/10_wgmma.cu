@@ -31,7 +31,8 @@
 //   registers when every index is a constant).
 // - Before that barrier each thread also calls fence_proxy_async_shared: its copies landed
 //   through ordinary shared-memory writes, the tensor cores read through another path.
-// - TF32: the tensor cores use the top 10 mantissa bits of each input and drop the other 13.
+// - TF32: the tensor cores use the top 10 mantissa bits of each input (the errors measured agree
+//   with the other 13 being dropped; the CUDA guide asks for __float_to_tf32 and promises nothing else).
 //   ROUND = 1 rounds every input to the nearest TF32, as cuBLAS does: B's values as they go
 //   into fragments, and A's tile, which the tensor cores read as it lies, in shared memory, each
 //   thread its own copies. It rounds the next tile's, right after issuing this tile's products,
@@ -39,7 +40,8 @@
 //   than ROUND = 0: a read and a write of A's tile more in shared memory, which the tensor cores
 //   are reading too (rounding a tile just before its own products, between its copies' arrival
 //   and the barrier, was 2.4 times slower). ROUND = 0 lets the bits drop: 2.65 times the RMS
-//   error (both measured at 4096^3, results/stage_10_h100_2026-11-24/).
+//   error on zero-mean data, far more on same-sign data, where truncation's errors add up (both
+//   measured at 4096^3 on U[-1, 1), results/stage_10_h100_2026-11-24/).
 // - The swizzle is computed from shared-memory addresses, so each stage's tile of A starts on a
 //   1024-byte boundary: the kernel rounds the start of its dynamic shared memory up to one (an
 //   H100 places it at 1024 in the shared window when the kernel has no static array, but not
@@ -211,25 +213,49 @@ __global__ void __launch_bounds__(BN / 64 * 128)
 
   // acc[4j + i] is C^T's (16 warp + lane/4 + 8 (i/2), 8j + 2 (lane%4) + i%2) in the warpgroup's
   // tile: row 8j + 2 t4 + i%2 of the block's, column n0 + i/2 of C. Each row's pair of columns
-  // is written as one 8-byte store where both lie inside C and are aligned.
+  // is written as one 8-byte store where both lie inside C and are aligned. With beta != 0, C is
+  // read a batch of C_BATCH rows of 8 at a time, all the batch's loads before its stores, so that
+  // they are in flight together: loaded, used and stored one pair after another, each load waits
+  // for the memory before the next starts (BM / 4 round trips to DRAM in a row).
+  constexpr int C_BATCH = 8;
   const bool alignedC = N % 2 == 0 && reinterpret_cast<size_t>(C) % 8 == 0;
   const int col = blockCol + n0;
 #pragma unroll
-  for (int j = 0; j < BM / 8; ++j) {
+  for (int j0 = 0; j0 < BM / 8; j0 += C_BATCH) {
+    float2 old[C_BATCH][2];  // C's pairs of the batch (beta != 0)
+    if (beta != 0.0f) {
 #pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      const int row = blockRow + 8 * j + 2 * t4 + i;
-      const float d0 = acc[4 * j + i], d1 = acc[4 * j + 2 + i];  // columns col and col + 1
-      if (row >= M || col >= N) continue;
-      float* p = &C[row * N + col];
-      if (alignedC && col + 1 < N) {
-        float2 v = beta == 0.0f ? make_float2(0.0f, 0.0f) : *reinterpret_cast<const float2*>(p);
-        v.x = alpha * d0 + beta * v.x;
-        v.y = alpha * d1 + beta * v.y;
-        *reinterpret_cast<float2*>(p) = v;
-      } else {
-        p[0] = alpha * d0 + beta * (beta == 0.0f ? 0.0f : p[0]);
-        if (col + 1 < N) p[1] = alpha * d1 + beta * (beta == 0.0f ? 0.0f : p[1]);
+      for (int jj = 0; jj < C_BATCH; ++jj) {
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+          const int row = blockRow + 8 * (j0 + jj) + 2 * t4 + i;
+          old[jj][i] = make_float2(0.0f, 0.0f);
+          if (row >= M || col >= N) continue;
+          const float* p = &C[row * N + col];
+          if (alignedC && col + 1 < N) {
+            old[jj][i] = *reinterpret_cast<const float2*>(p);
+          } else {
+            old[jj][i].x = p[0];
+            if (col + 1 < N) old[jj][i].y = p[1];
+          }
+        }
+      }
+    }
+#pragma unroll
+    for (int jj = 0; jj < C_BATCH; ++jj) {
+#pragma unroll
+      for (int i = 0; i < 2; ++i) {
+        const int j = j0 + jj, row = blockRow + 8 * j + 2 * t4 + i;
+        if (row >= M || col >= N) continue;
+        const float2 c = beta == 0.0f ? make_float2(0.0f, 0.0f) : old[jj][i];  // C is not read if beta = 0
+        const float v0 = alpha * acc[4 * j + i] + beta * c.x, v1 = alpha * acc[4 * j + 2 + i] + beta * c.y;
+        float* p = &C[row * N + col];
+        if (alignedC && col + 1 < N) {
+          *reinterpret_cast<float2*>(p) = make_float2(v0, v1);
+        } else {
+          p[0] = v0;
+          if (col + 1 < N) p[1] = v1;
+        }
       }
     }
   }

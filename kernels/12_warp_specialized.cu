@@ -12,7 +12,8 @@
 // - Waiting: each stage of the ring has two mbarriers. full[s] completes when the stage's copies
 //   have landed (the producer announces their bytes with mbarrier_arrive_expect_tx; the copy
 //   engine counts them off); empty[s] completes when every consumer warp has finished with the
-//   stage (its products that read the stage have completed). No __syncthreads in the loop: each
+//   stage (its products that read the stage have completed, and, after a __syncwarp, every lane's
+//   loads of its fragments: lane 0 then arrives for the warp). No __syncthreads in the loop: each
 //   side waits only for what it needs, phase by phase (parity = round of the ring & 1).
 // - Warp specialization: warpgroup 0 only copies (one of its threads issues every copy),
 //   warpgroups 1 .. CONSUMERS only multiply. setmaxnreg moves the registers: the copying
@@ -21,11 +22,12 @@
 //   the host launches one block per SM, so a block's next tile loads while it writes the last
 //   one's results. Tiles are numbered down bands of GROUP_M tile rows, so the blocks working at
 //   one time share columns of B (and rows of A) in L2.
-// - TF32 rounding: the tensor cores read the top 10 mantissa bits and drop the rest, a
-//   truncation; cuBLAS rounds to nearest. 10_wgmma rounded in the kernel, at a cost of 22 %.
+// - TF32 rounding: the tensor cores take an FP32 input's top 10 mantissa bits (the errors measured
+//   agree with the rest being dropped, a truncation; no document promises it); cuBLAS rounds to nearest. 10_wgmma rounded in the kernel, at a cost of 22 %.
 //   Here the kernel does nothing: a tensor map whose element type is TF32 (the host's choice,
 //   WarpSpecializedConfig.ROUND = 1) makes the copy engine round every element as it copies
-//   (measured on an H200: the errors of cuBLAS TF32, to every digit, at no cost).
+//   (measured on an H200: the errors of cuBLAS TF32, to every digit; to nearest, but whether ties
+//   go to even or away from zero errors cannot tell: tools/experiments/probe_tma_tf32.py reads it).
 // - The fragments of B: as in 10_wgmma, wgmma's rows g and g+8 of each warp are two neighbouring
 //   columns of C, read in one 8-byte load. Which columns is the kernel's choice: each half-warp takes
 //   two 16-byte runs four apart ({0, 4} and {1, 5}, or {2, 6} and {3, 7}) of a 32-float row of B's
@@ -143,6 +145,7 @@ __global__ void __launch_bounds__(128 * CONSUMERS + 128, 1)
       for (int ks = 0; ks < BK / 8; ++ks) wgmma_m64k8_tf32<BM>(acc, frag[f][ks], wgmma_desc_sw128(as + 8 * ks));
       wgmma_commit_group();
       wgmma_wait_group<1>();  // the products of the k-tile before have completed
+      __syncwarp();           // and so have every lane's loads of its fragments: lane 0 speaks for the warp
       if (!first && lane == 0) mbarrier_arrive(&empty[(it + STAGES - 1) % STAGES]);
       ++it;
     };
@@ -156,25 +159,48 @@ __global__ void __launch_bounds__(128 * CONSUMERS + 128, 1)
     if (lane == 0) mbarrier_arrive(&empty[(it + STAGES - 1) % STAGES]);
 
     // acc[4j + i] is C^T's (16 warp + g + 8 (i/2), 8j + 2 t4 + i%2): row 8j + 2 t4 + i%2 of the
-    // tile, column n + i/2. Each row's pair of columns is one 8-byte store where both lie in C.
+    // tile, column n + i/2. Each row's pair of columns is one 8-byte store where both lie in C. With
+    // beta != 0, C is read C_BATCH rows of 8 at a time, the batch's loads all before its stores, so
+    // that they are in flight together (as 10_wgmma does).
+    constexpr int C_BATCH = 8;
     const bool alignedC = N % 2 == 0 && reinterpret_cast<size_t>(C) % 8 == 0;
     const int col = tn * BN + n;
 #pragma unroll
-    for (int j = 0; j < BM / 8; ++j) {
+    for (int j0 = 0; j0 < BM / 8; j0 += C_BATCH) {
+      float2 old[C_BATCH][2];  // C's pairs of the batch (beta != 0)
+      if (beta != 0.0f) {
 #pragma unroll
-      for (int i = 0; i < 2; ++i) {
-        const int row = tm * BM + 8 * j + 2 * t4 + i;
-        const float d0 = acc[4 * j + i], d1 = acc[4 * j + 2 + i];
-        if (row >= M || col >= N) continue;
-        float* p = &C[static_cast<size_t>(row) * N + col];
-        if (alignedC && col + 1 < N) {
-          float2 v = beta == 0.0f ? make_float2(0.0f, 0.0f) : *reinterpret_cast<const float2*>(p);
-          v.x = alpha * d0 + beta * v.x;
-          v.y = alpha * d1 + beta * v.y;
-          *reinterpret_cast<float2*>(p) = v;
-        } else {
-          p[0] = alpha * d0 + beta * (beta == 0.0f ? 0.0f : p[0]);
-          if (col + 1 < N) p[1] = alpha * d1 + beta * (beta == 0.0f ? 0.0f : p[1]);
+        for (int jj = 0; jj < C_BATCH; ++jj) {
+#pragma unroll
+          for (int i = 0; i < 2; ++i) {
+            const int row = tm * BM + 8 * (j0 + jj) + 2 * t4 + i;
+            old[jj][i] = make_float2(0.0f, 0.0f);
+            if (row >= M || col >= N) continue;
+            const float* p = &C[static_cast<size_t>(row) * N + col];
+            if (alignedC && col + 1 < N) {
+              old[jj][i] = *reinterpret_cast<const float2*>(p);
+            } else {
+              old[jj][i].x = p[0];
+              if (col + 1 < N) old[jj][i].y = p[1];
+            }
+          }
+        }
+      }
+#pragma unroll
+      for (int jj = 0; jj < C_BATCH; ++jj) {
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+          const int j = j0 + jj, row = tm * BM + 8 * j + 2 * t4 + i;
+          if (row >= M || col >= N) continue;
+          const float2 c = beta == 0.0f ? make_float2(0.0f, 0.0f) : old[jj][i];  // C is not read if beta = 0
+          const float v0 = alpha * acc[4 * j + i] + beta * c.x, v1 = alpha * acc[4 * j + 2 + i] + beta * c.y;
+          float* p = &C[static_cast<size_t>(row) * N + col];
+          if (alignedC && col + 1 < N) {
+            *reinterpret_cast<float2*>(p) = make_float2(v0, v1);
+          } else {
+            p[0] = v0;
+            if (col + 1 < N) p[1] = v1;
+          }
         }
       }
     }

@@ -348,7 +348,7 @@ def _error(program: Program, kernel: str, text: str, code: int, stderr: str, arg
     kind = f.get("kind")
     line = int(f["line"]) if f.get("line", "").isdigit() else _source_line(program, f.get("pc"))
     at = _at(program, line)
-    fix = _FIXES.get(kind, "")
+    fix = f"Fix: {f['fix']}." if kind == "deadlock" and f.get("fix") else _FIXES.get(kind, "")
     if kind == "oob":
         return OutOfBoundsError(f"{_oob_message(program, kernel, f, args, entry, names, param_buffer)}{at}\n{fix}")
     if kind in ("divergence", "deadlock", "shuffle_source"):

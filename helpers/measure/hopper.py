@@ -137,14 +137,36 @@ def step_medians(data: dict) -> dict[str, float]:
     return {step: float(np.median([t.loc[step, c] for c in t.columns if c != "median TFLOP/s"])) for step in t.index}
 
 
+def padded(shape) -> bool:
+    """Whether the launch copies A or B to a padded pitch first (TMA needs rows 16 bytes apart: K or N not a multiple
+    of 4 floats; helpers/run/tensor_maps.py)."""
+    _, N, K = shape
+    return K % 4 != 0 or N % 4 != 0
+
+
+def _fair_pct(r: dict) -> float | None:
+    """A sweep row's % of cuBLAS TF32 for the call a user makes: the kernel's own where the operands are read as they
+    lie, the time with the padding copies where the run timed them (tools/measure_12.py since issue 35), else none."""
+    if not padded(r["shape"]):
+        return r["pct_cublas_tf32"]
+    return r.get("pct_cublas_tf32_with_copies")
+
+
 def sweep_table(data: dict) -> pd.DataFrame:
+    """The sweep's rows; `operands` says where the kernel read A and B from copies to a padded pitch made before the
+    timing (not timed: such a row's % is not the call's, and sweep_geomean leaves it out)."""
     return pd.DataFrame([{"M × N × K": " × ".join(map(str, r["shape"])), "kernel TFLOP/s": r["kernel"]["tflops"],
-                          "cuBLAS TF32 TFLOP/s": r["cublas_tf32"]["tflops"], "% of cuBLAS TF32": r["pct_cublas_tf32"]}
+                          "cuBLAS TF32 TFLOP/s": r["cublas_tf32"]["tflops"], "% of cuBLAS TF32": r["pct_cublas_tf32"],
+                          "operands": ("as they lie" if not padded(r["shape"]) else
+                                       "padded copies, timed" if _fair_pct(r) is not None else
+                                       "padded copies, not timed")}
                          for r in data["sweep"]])
 
 
 def sweep_geomean(data: dict) -> float:
-    pct = [r["pct_cublas_tf32"] for r in data["sweep"]]
+    """The geometric mean of the sweep's % of cuBLAS TF32 over the rows that time the whole call (padding copies
+    included where there are any): a row whose copies were made outside the timing is left out."""
+    pct = [p for p in map(_fair_pct, data["sweep"]) if p is not None]
     return math.exp(sum(math.log(p) for p in pct) / len(pct))
 
 
@@ -265,3 +287,26 @@ def committed_ncu(path=NCU_STAGE_12) -> pd.DataFrame:
     twelve = out.index[out["kernel"] == "12_warp_specialized"]
     out.loc[twelve, "kernel"] = [f"12_warp_specialized ({c})" for c in ("PERSISTENT=1", "PERSISTENT=0")[:len(twelve)]]
     return out.set_index("kernel")
+
+
+NCU_SECTIONS_12 = RESULTS / "ncu_12_sections.csv"
+
+
+def ncu_sm_clocks(path=NCU_SECTIONS_12) -> dict[str, list[float]]:
+    """The SM clock (GHz) Nsight Compute measured over each profiled launch at 4096³ (its "SM Frequency", clocks not
+    locked), per kernel of NCU_KERNELS in launch order, and "other" for every other launch of the run (the fills and
+    random numbers around the GEMMs: light kernels, which run at the clock the GPU holds when power allows)."""
+    lines = [ln for ln in path.read_text().splitlines() if not ln.startswith("==")]
+    out: dict[str, list[float]] = {}
+    for r in csv.DictReader(lines):
+        if r["Metric Name"] != "SM Frequency":
+            continue
+        name = next((v for k, v in NCU_KERNELS.items() if k in r["Kernel Name"]), "other")
+        out.setdefault(name, []).append(float(r["Metric Value"].replace(",", "")) / 1e9)
+    return out
+
+
+def ncu_table(path=NCU_STAGE_12) -> pd.DataFrame:
+    """committed_ncu() as notebook 12 shows it, a metric a row, each value written with one decimal as the prose's facts
+    round it (Python's rounding of the stored float: 66.35 is 66.3; NumPy's DataFrame.round would print 66.4)."""
+    return committed_ncu(path).T.map(lambda v: f"{v:,.1f}")

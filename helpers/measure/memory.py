@@ -9,7 +9,8 @@
   minimum is 2 and 4 wavefronts.
 - sectors(): global memory moves 32-byte sectors; a request costs the sectors its lanes touch.
 - races(): a shared word written by one thread and read or written by another with no barrier
-  between them (lanes of one warp are ordered by a warp collective between them).
+  between them (lanes of one warp are ordered by a warp collective between them); and, from the
+  emulator's clocks, the tensor cores' and the copy engine's accesses and the async proxy's fences.
 - unwritten_reads(): a shared word read before any thread of the block wrote it.
 - per_line(): the totals per source line, the view that sits beside the kernel's source.
 """
@@ -186,24 +187,52 @@ class Race:
     first: tuple[int, int, str]   # (thread, line, op) of the write
     second: tuple[int, int, str]  # (thread, line, op) of the conflicting access
 
-    ordering: str = "barriers"  # "barriers": the epoch check; "clocks": the runtime's (mbarriers, TMA copies)
+    ordering: str = "barriers"  # "barriers": the epoch check; "clocks": the runtime's (mbarriers, TMA, wgmma)
+    cause: int = 0  # clocks: the runtime's RaceCause (helpers/emulator/runtime/runtime_internal.h), 0 if none known
+
+    @property
+    def asynchronous(self) -> bool:
+        """A race that involves the copy engine, the tensor cores or the async proxy, which barrier intervals do not
+        see (only the runtime's clocks do)."""
+        return self.cause != PLAIN or bool({self.first[2], self.second[2]} & {"copy engine write", "tensor core read"})
 
     def __str__(self) -> str:
         (t1, l1, o1), (t2, l2, o2) = self.first, self.second
         if self.ordering == "clocks":
-            if o1 == "copy engine write":
-                why = ("before waiting (mbarrier_wait) for the barrier phase that the copy completes: the bytes may "
-                       "not have landed, or may be the next copy's")
-            elif o2 == "copy engine write":
-                why = ("while that read may still be under way: nothing told the copy's issuer that the reader was "
-                       "done (an arrival of the reader's side on a barrier the issuer waits for before the copy)")
-            else:
-                why = "with no __syncthreads, warpgroup call or mbarrier phase ordering the two"
-            return (f"block {self.block}: {_who(t1, o1)} {self.array} (shared word {self.word}) at line {l1}, and "
-                    f"{_who(t2, o2)} it at line {l2} {why}")
+            return f"block {self.block}: {self._clock_story()}"
         return (f"block {self.block}, between barriers {self.epoch} and {self.epoch + 1}: thread {t1} {o1}s "
                 f"{self.array} (shared word {self.word}) at line {l1} and thread {t2} {o2}s it at line {l2}, "
                 f"with no barrier between them")
+
+    def _clock_story(self) -> str:
+        """The race in words, told the same whichever access the emulator happened to run first."""
+        (t1, l1, o1), (t2, l2, o2) = self.first, self.second
+        where = f"{self.array} (shared word {self.word})"
+        if self.cause in (COPY_TOO_EARLY, NO_WAIT_FOR_COPY):
+            (tc, lc), (tr, lr, orr) = ((t1, l1), (t2, l2, o2)) if o1 == "copy engine write" else ((t2, l2), (t1, l1, o1))
+            if self.cause == COPY_TOO_EARLY:
+                return (f"a TMA copy issued by thread {tc} at line {lc} overwrites {where} while the stage's previous "
+                        f"contents may still be in use ({_who(tr, orr)} it at line {lr}): the copy's issuer did not "
+                        f"wait for the reader to give the stage back (mbarrier_wait on the barrier the reader arrives "
+                        f"on when it is done)")
+            return (f"{_who(tr, orr)} {where} at line {lr} without having waited (mbarrier_wait) for the barrier phase "
+                    f"that the TMA copy of line {lc} (issued by thread {tc}) completes: the copy's bytes may not have "
+                    f"landed")
+        if self.cause == UNFENCED:
+            reader = "the tensor cores read it" if o2 == "tensor core read" else "a TMA copy overwrites it"
+            return (f"thread {t1} writes {where} at line {l1} through the generic proxy (a store or a cp.async), and "
+                    f"{reader} at line {l2} through the async proxy with no fence_proxy_async_shared() by thread {t1} "
+                    f"between its write and what orders the two: the async proxy may not see the write")
+        if self.cause == TENSOR_IN_FLIGHT:
+            return (f"the tensor cores (wgmma at line {l1}, issued by thread {t1}'s warpgroup) may still be reading "
+                    f"{where} when {_who(t2, o2)} it at line {l2}: no wgmma_wait_group that completes that wgmma is "
+                    f"ordered before the write")
+        return (f"{_who(t1, o1)} {where} at line {l1}, and {_who(t2, o2)} it at line {l2} with no __syncthreads, "
+                f"__syncwarp or mbarrier phase ordering the two")
+
+
+# Why the runtime's clocks found a race (RaceCause in helpers/emulator/runtime/runtime_internal.h).
+PLAIN, COPY_TOO_EARLY, NO_WAIT_FOR_COPY, UNFENCED, TENSOR_IN_FLIGHT = range(5)
 
 
 def _who(thread: int, op: str) -> str:
@@ -213,8 +242,10 @@ def _who(thread: int, op: str) -> str:
 
 
 def clock_races(trace: Trace) -> list[Race]:
-    """The race the emulator's clocks found in each traced block (helpers/emulator/runtime/runtime_races.cpp), if any: accesses of shared
-    memory that no __syncthreads, warpgroup call or mbarrier phase orders, TMA copies and wgmma reads included."""
+    """The races the emulator's clocks found in each traced block (helpers/emulator/runtime/runtime_races.cpp), the
+    first of each kind (between threads; with the copy engine, the tensor cores or the async proxy): accesses of
+    shared memory that no __syncthreads, __syncwarp, mbarrier phase or wgmma_wait_group orders, and generic writes
+    that the async proxy reads or overwrites with no fence.proxy.async."""
     ev = trace.events
     if ev is None or ev.size == 0:
         return []
@@ -227,7 +258,8 @@ def clock_races(trace: Trace) -> list[Race]:
         name = str(array_names(trace, [a["space"]], [-1], [int(a["offset"])])[0])
         out.append(Race(int(a["block"]), int(a["epoch"]), name, int(a["offset"]) // BANK_BYTES,
                         (int(a["thread"]), int(a["line"]), ACCESS_KINDS[int(a["repeat"])]),
-                        (int(b["thread"]), int(b["line"]), ACCESS_KINDS[int(b["repeat"])]), "clocks"))
+                        (int(b["thread"]), int(b["line"]), ACCESS_KINDS[int(b["repeat"])]), "clocks",
+                        int(b["size"])))
     return out
 
 
@@ -249,12 +281,15 @@ def shared_words(trace: Trace) -> pd.DataFrame:
 
 
 def races(trace: Trace, limit: int = 20) -> list[Race]:
-    """Shared words that two threads touch between the same two barriers, at least one writing; in a kernel that
-    uses mbarriers or TMA copies, the race the emulator's clocks found instead (clock_races), since there the
-    barriers of __syncthreads are not what orders the accesses."""
+    """Shared words that two threads touch between the same two barriers, at least one writing, and the races
+    the emulator's clocks found with the tensor cores, the copy engine or the async proxy (clock_races), which
+    barrier intervals cannot see: a wgmma's reads last from its issue to the wait that completes it. In a kernel
+    that uses mbarriers or TMA copies, only the clocks' races, since there the barriers of __syncthreads are not
+    what orders the accesses."""
+    clocked = clock_races(trace)
     if trace.events is not None and np.isin(trace.events["op"], (5, 6, 7)).any():
-        return clock_races(trace)[:limit]   # mbarriers order the accesses: barrier intervals do not
-    return _epoch_races(trace, limit)
+        return clocked[:limit]   # mbarriers order the accesses: barrier intervals do not
+    return ([r for r in clocked if r.asynchronous] + _epoch_races(trace, limit))[:limit]
 
 
 def _epoch_races(trace: Trace, limit: int) -> list[Race]:

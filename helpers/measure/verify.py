@@ -1,6 +1,7 @@
 """Verification that cannot be fooled: float64 references on fresh random data.
 
-- A and B are drawn fresh for every check, uniform in [-1, 1): never zeros, never reused.
+- A and B are drawn fresh for every check, uniform in [-1, 1) (or [0, 1): see below): never zeros,
+  never reused.
 - With beta != 0, C starts random too, so an element the kernel never wrote keeps a value
   that does not match; with beta == 0, C starts full of NaN (POISON). BLAS and cuBLAS promise
   that C is not read when beta == 0 (it may hold anything, np.empty's garbage included), so a
@@ -9,11 +10,21 @@
 - An element passes when |C - ref| <= tol, tol = 8 sqrt(K) u (|alpha| |A| |B| + |beta| |C0|)
   elementwise, with u the unit roundoff (2^-24 for FP32): rounding grows like sqrt(K) on random
   data, while one missing or doubled product is far larger. NaN never passes.
-- TF32 (tensor cores) keeps 10 mantissa bits of each input, so each product a_ik b_kj is off by
-  up to 2^-10 of itself (inputs truncated; half that rounded), independently from product to
-  product on random data: those errors add like the products' root sum of squares, and the
-  tolerance adds 8 * 2^-10 * |alpha| sqrt(sum_k (a_ik b_kj)^2) to the FP32 one. (The FP32 form
-  with u = 2^-10 would be far looser than one missing product.)
+- TF32 (tensor cores) keeps 10 mantissa bits of each input, so a product a_ik b_kj is off by e_k
+  times itself, |e_k| < 2 * 2^-10 truncated (the tensor cores dropping the low 13 bits: always
+  toward zero), |e_k| <= 2^-10 rounded to nearest. Write e_k = mu + eta_k, mu the mean: the error of
+  the sum is mu * sum_k a_ik b_kj + sum_k a_ik b_kj eta_k.
+  * The second part has zero mean and independent terms: it grows like the products' root sum of
+    squares, and the tolerance adds 8 * 2^-10 * |alpha| sqrt(sum_k (a_ik b_kj)^2).
+  * The first is the bias. Rounding to nearest (ties to even) has mu = 0. Truncation does not: an
+    input x in [2^e, 2^(e+1)) loses its low bits d in [0, 2^(e-10)), so its relative error d / x
+    averages at most 2^-11 when those bits are uniformly distributed, and a product's at most 2^-10.
+    On zero-mean data sum_k a_ik b_kj is itself small and the bias hides in the first term; on
+    same-sign data (U[0, 1)) it grows like K, not sqrt(K), and leaves the first term behind (3.5
+    times it at K = 4096 without this term). So the tolerance also adds 2^-10 |alpha| |(A B)_ij|.
+  (The FP32 form with u = 2^-10 would be far looser than one missing product on zero-mean data.)
+- The catalogue draws A and B uniform in [-1, 1) by default, and in [0, 1) with positive=True: the
+  tolerance must hold for both (tests/measure/test_verify.py, tests/stages/test_10.py, test_12.py).
 - Failures report the worst elements, and how many kept the poison (never written).
 """
 
@@ -32,6 +43,9 @@ from helpers.core.stages import Variant
 FP32_UNIT_ROUNDOFF = 2.0**-24
 # TF32 keeps 10 of FP32's 23 mantissa bits: an input is off by up to 2^-11 rounded, 2^-10 truncated.
 TF32_INPUT_ERROR = 2.0**-10
+# The mean relative error of a product of two truncated TF32 inputs, at most (uniformly distributed low bits): the
+# bias that truncation adds to a sum, proportional to the sum itself.
+TF32_TRUNCATION_BIAS = 2.0**-10
 # C's initial value where beta == 0: a kernel must neither read it (0 * NaN = NaN) nor leave it.
 POISON = np.float32(np.nan)
 SAFETY = 8.0
@@ -86,10 +100,13 @@ def check_inputs(s: Shape, reference: bool = True, what: str = "verifying it") -
     gemm.check_problem(s.M, s.N, s.K, host_bytes(s.M, s.N, s.K, reference), what, alpha=s.alpha, beta=s.beta)
 
 
-def random_operands(s: Shape, rng: np.random.Generator):
-    A = rng.uniform(-1, 1, (s.M, s.K)).astype(np.float32)
-    B = rng.uniform(-1, 1, (s.K, s.N)).astype(np.float32)
-    C0 = (rng.uniform(-1, 1, (s.M, s.N)).astype(np.float32) if s.beta != 0
+def random_operands(s: Shape, rng: np.random.Generator, positive: bool = False):
+    """A, B and C0 of shape s: uniform in [-1, 1), or in [0, 1) with `positive` (same-sign data, where rounding
+    errors that always go one way add up); C0 full of NaN where beta == 0."""
+    low = 0.0 if positive else -1.0
+    A = rng.uniform(low, 1, (s.M, s.K)).astype(np.float32)
+    B = rng.uniform(low, 1, (s.K, s.N)).astype(np.float32)
+    C0 = (rng.uniform(low, 1, (s.M, s.N)).astype(np.float32) if s.beta != 0
           else np.full((s.M, s.N), POISON, np.float32))
     return A, B, C0
 
@@ -98,11 +115,13 @@ def reference(A, B, C0, alpha, beta, precision: str = "fp32"):
     """alpha A B + beta C0 in float64, and the elementwise tolerance for a result computed in
     `precision` ("fp32", or "tf32" for tensor-core inputs) and stored in float32."""
     A64, B64, C64 = (x.astype(np.float64) for x in (A, B, C0))
-    ref = alpha * (A64 @ B64) + (beta * C64 if beta != 0 else 0.0)
+    product = A64 @ B64
+    ref = alpha * product + (beta * C64 if beta != 0 else 0.0)
     magnitude = abs(alpha) * (np.abs(A64) @ np.abs(B64)) + (abs(beta) * np.abs(C64) if beta != 0 else 0.0)
     tol = SAFETY * np.sqrt(A.shape[1]) * FP32_UNIT_ROUNDOFF * magnitude + np.finfo(np.float32).tiny
     if precision == "tf32":
-        tol += SAFETY * TF32_INPUT_ERROR * abs(alpha) * np.sqrt(np.square(A64) @ np.square(B64))
+        tol += abs(alpha) * (SAFETY * TF32_INPUT_ERROR * np.sqrt(np.square(A64) @ np.square(B64))
+                             + TF32_TRUNCATION_BIAS * np.abs(product))
     elif precision != "fp32":
         raise ValueError(f"precision is 'fp32' or 'tf32', not {precision!r}")
     return ref, tol
@@ -159,11 +178,12 @@ def compare(C, C0, ref, tol, s: Shape, worst: int = 5) -> Check:
 
 
 def check(variant: Variant, s: Shape, config: KernelConfig | None = None,
-          rng: np.random.Generator | None = None) -> Check:
-    """Runs the kernel once on fresh random data of shape `s` and compares with float64."""
+          rng: np.random.Generator | None = None, positive: bool = False) -> Check:
+    """Runs the kernel once on fresh random data of shape `s` (in [0, 1) with `positive`) and compares with
+    float64."""
     check_inputs(s)
     rng = rng or np.random.default_rng()
-    A, B, C0 = random_operands(s, rng)
+    A, B, C0 = random_operands(s, rng, positive)
     C = gemm.run(variant, A, B, C0, s.alpha, s.beta, config)
     ref, tol = reference(A, B, C0, s.alpha, s.beta, variant.precision)
     return compare(C, C0, ref, tol, s)
@@ -196,10 +216,11 @@ class Report:
 
 
 def check_catalogue(variant: Variant, config: KernelConfig | None = None,
-                    shapes: tuple[Shape, ...] = CATALOGUE, seed: int | None = None) -> Report:
-    """Every shape of the catalogue, fresh random data each (seed only to replay a failure); config=None:
-    the variant's default for the architecture in use (backend.arch())."""
+                    shapes: tuple[Shape, ...] = CATALOGUE, seed: int | None = None, positive: bool = False) -> Report:
+    """Every shape of the catalogue, fresh random data each (seed only to replay a failure), uniform in [-1, 1)
+    or, with `positive`, in [0, 1); config=None: the variant's default for the architecture in use
+    (backend.arch())."""
     config = config or variant.default_for(backend.arch())
     rng = np.random.default_rng(seed)
-    title = f"{variant.name} ({config.label()})"
-    return Report(title, [check(variant, s, config, rng) for s in shapes], backend.name())
+    title = f"{variant.name} ({config.label()}{', data in [0, 1)' if positive else ''})"
+    return Report(title, [check(variant, s, config, rng, positive) for s in shapes], backend.name())

@@ -15,6 +15,7 @@ from helpers.run import backend
 
 SWIZZLE_BYTES = 128   # the 128-byte swizzle: a box's rows are at most 128 bytes
 PITCH_ALIGN = 16      # the driver's rule: a row pitch is a multiple of 16 bytes
+BOX_ROW_ALIGN = 16    # and so is a box's row (boxDim[0] x the element size), for an interleave of NONE
 MAX_BOX = 256         # and a box at most 256 elements along each dimension
 
 
@@ -31,6 +32,10 @@ def check(box: TensorMapBox, pitch_floats: int, address: int, what: str) -> None
     if not (1 <= box.box_rows <= MAX_BOX and 1 <= box.box_cols <= MAX_BOX):
         raise KernelArgumentError(f"the tensor map of {what}: a box of {box.box_rows} x {box.box_cols}; TMA copies "
                                   f"boxes of 1 to {MAX_BOX} elements along each dimension.")
+    if (4 * box.box_cols) % BOX_ROW_ALIGN:
+        raise KernelArgumentError(f"the tensor map of {what}: box rows of {box.box_cols} floats, {4 * box.box_cols} "
+                                  f"bytes; the driver needs a box's row to be a multiple of {BOX_ROW_ALIGN} bytes "
+                                  f"(boxDim[0] x 4 a multiple of 16): a multiple of 4 floats.")
     if 4 * box.box_cols > SWIZZLE_BYTES:
         raise KernelArgumentError(f"the tensor map of {what}: box rows of {4 * box.box_cols} bytes; in the "
                                   f"{SWIZZLE_BYTES}-byte swizzle a box's rows are at most {SWIZZLE_BYTES} bytes.")

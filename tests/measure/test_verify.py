@@ -100,3 +100,59 @@ def test_report_raises_with_the_evidence(rng):
     assert "FAIL" in report.verdicts()
     with pytest.raises(VerificationError, match=r"C\[\d, \d\] = 0, expected"):
         report.raise_if_failed()
+
+
+# ---- TF32: the tolerance holds for truncation and rounding, on zero-mean and on same-sign data -------------------
+def _tf32(x: np.ndarray, nearest: bool) -> np.ndarray:
+    """x with its low 13 mantissa bits rounded to nearest (ties to even) or dropped (truncated toward zero)."""
+    u = x.astype(np.float32).view(np.uint32).astype(np.uint64)
+    if nearest:
+        u = u + 0xFFF + ((u >> 13) & 1)
+    return (u & 0xFFFFE000).astype(np.uint32).view(np.float32)
+
+
+def _tf32_result(A, B, nearest: bool) -> np.ndarray:
+    """What tensor cores with exact sums would give: the products of the TF32 inputs, summed in float64."""
+    return (_tf32(A, nearest).astype(np.float64) @ _tf32(B, nearest).astype(np.float64)).astype(np.float32)
+
+
+@pytest.mark.parametrize("positive", [False, True], ids=["U[-1,1)", "U[0,1)"])
+@pytest.mark.parametrize("nearest", [False, True], ids=["truncated", "rounded"])
+@pytest.mark.parametrize("K", [64, 512, 4096])
+def test_the_tf32_tolerance_holds_for_truncation_and_rounding_on_any_sign(rng, K, nearest, positive):
+    s = Shape("t", 32, 32, K, alpha=1.0, beta=0.0)
+    A, B, C0 = verify.random_operands(s, rng, positive)
+    ref, tol = verify.reference(A, B, C0, 1.0, 0.0, "tf32")
+    check = verify.compare(_tf32_result(A, B, nearest), C0, ref, tol, s)
+    assert check.ok, check.details()
+    if positive and not nearest and K >= 512:  # the bias term is what lets truncation pass on same-sign data
+        bias = verify.TF32_TRUNCATION_BIAS * np.abs(A.astype(np.float64) @ B.astype(np.float64))
+        assert not verify.compare(_tf32_result(A, B, nearest), C0, ref, tol - bias, s).ok
+
+
+def test_truncations_bias_is_within_its_bound_and_near_it(rng):
+    """The bias the tolerance assumes (2^-10 of the sum, uniformly distributed low bits) against what truncation does
+    on U[0, 1): under it, and not far under it (else the tolerance would be loose for nothing)."""
+    s = Shape("t", 64, 64, 4096, alpha=1.0, beta=0.0)
+    A, B, _ = verify.random_operands(s, rng, positive=True)
+    exact = A.astype(np.float64) @ B.astype(np.float64)
+    relative = (exact - _tf32_result(A, B, nearest=False)) / exact
+    assert 0.5 * verify.TF32_TRUNCATION_BIAS < relative.mean() < verify.TF32_TRUNCATION_BIAS
+
+
+@pytest.mark.parametrize("positive", [False, True], ids=["U[-1,1)", "U[0,1)"])
+def test_a_skipped_step_of_k_still_fails_in_tf32(rng, positive):
+    s = Shape("t", 32, 32, 512, alpha=1.0, beta=0.0)
+    A, B, C0 = verify.random_operands(s, rng, positive)
+    ref, tol = verify.reference(A, B, C0, 1.0, 0.0, "tf32")
+    keep = np.ones(s.K, bool)
+    keep[200:208] = False  # one step of 8 along K skipped, as test_10's broken kernel does
+    C = (_tf32(A, False)[:, keep].astype(np.float64) @ _tf32(B, False)[keep].astype(np.float64)).astype(np.float32)
+    check = verify.compare(C, C0, ref, tol, s)
+    assert not check.ok and check.wrong > s.M * s.N // 2
+
+
+def test_positive_operands_are_in_zero_one(rng):
+    A, B, C0 = verify.random_operands(Shape("t", 9, 10, 11), rng, positive=True)
+    for x in (A, B, C0):
+        assert x.min() >= 0 and x.max() < 1 and np.count_nonzero(x) == x.size

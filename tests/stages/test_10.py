@@ -56,6 +56,15 @@ def test_the_emulator_computes_in_tf32_not_fp32(cpu_backend, operands):
     assert 1e-4 < rms < 1e-3 and worst < 5e-3
 
 
+@pytest.mark.parametrize("round_", [0, 1])
+def test_the_catalogue_passes_on_same_sign_data(cpu_backend, round_):
+    """U[0, 1): truncation's errors all go one way there, and the tolerance must hold all the same."""
+    for variant, config in ((V, TensorCoreConfig(32, 32, 16, 16, 16, 2, ROUND=round_)),
+                            (MMA, dataclasses.replace(MMA_SMALL, ROUND=round_))):
+        report = verify.check_catalogue(variant, config, positive=True)
+        assert report.ok, str(report)
+
+
 def test_rounding_to_nearest_halves_the_error_of_dropping_bits(cpu_backend, operands):
     A, B = operands
     rms = {r: _errors(gemm.run(V, A, B, config=TensorCoreConfig(32, 32, 16, 16, 16, 2, ROUND=r)), A, B)[1]

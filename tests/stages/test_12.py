@@ -2,6 +2,7 @@
 TF32 rounding, the pipeline read from the kernel's own trace, and the race check that knows mbarriers. The
 catalogue of every configuration runs in test_every_kernel.py; the GPU's side is in test_12_gpu.py."""
 
+import re
 import struct
 
 import numpy as np
@@ -11,7 +12,7 @@ from helpers.core import stages
 from helpers.core.configs_hopper import TensorMapBox, WarpSpecializedConfig as WS
 from helpers.core.errors import BarrierError, KernelArgumentError, KernelCrashError
 from helpers.emulator.tensor_map import MAGIC, TensorMapArg
-from helpers.measure import hopper, verify
+from helpers.measure import hopper, memory, verify
 from helpers.run import cpu_backend, gemm, tensor_maps
 from helpers.run.kernel_loader import load_kernel
 
@@ -44,6 +45,7 @@ def test_the_emulators_map_names_its_array_and_box():
     (TensorMapBox(64, 64, 64, 32), 64, 8, "16-byte boundary"),
     (TensorMapBox(512, 64, 512, 32), 64, 0, "1 to 256 elements"),
     (TensorMapBox(64, 64, 64, 64), 64, 0, "at most 128 bytes"),
+    (TensorMapBox(64, 64, 64, 6), 64, 0, "multiple of 16 bytes"),  # a box row of 24 bytes
 ])
 def test_a_map_the_driver_would_refuse_is_refused_naming_the_rule(box, pitch, address, rule):
     with pytest.raises(KernelArgumentError, match=rule):
@@ -94,6 +96,13 @@ def test_beta_zero_never_reads_c_and_each_element_is_written_once(cpu_backend, r
     assert report.ok, str(report)
 
 
+@pytest.mark.parametrize("round_", [0, 1])
+def test_the_catalogue_passes_on_same_sign_data_truncated_or_rounded(cpu_backend, round_):
+    """U[0, 1): truncation's errors all go one way and grow like K (verify.py's bias term); rounding's do not."""
+    report = verify.check_catalogue(V, WS(128, 1, 3, ROUND=round_), positive=True)
+    assert report.ok, str(report)
+
+
 # ---- the pipeline, from the kernel's own trace -------------------------------------------------------------------
 def test_the_ring_holds_a_copy_until_every_consumer_gave_its_stage_back():
     cfg = WS(BM=128, CONSUMERS=2, STAGES=3)
@@ -118,8 +127,14 @@ def test_the_correct_kernel_has_no_race():
     assert memory.races(tr) == []
 
 
+# which wait each race names as missing, whichever of its two accesses the emulator ran first (notebook 12's cell of
+# the two races printed them swapped against their labels when the story followed the order of the accesses)
+MISSING_WAIT = {"the producer's wait for an empty stage": (memory.COPY_TOO_EARLY, "did not wait for the reader"),
+                "the consumers' wait for the copies": (memory.NO_WAIT_FOR_COPY, "without having waited (mbarrier_wait)")}
+
+
 @pytest.mark.parametrize("what", list(hopper.BROKEN))
-def test_taking_out_a_wait_is_a_race_naming_the_copy_and_the_load(what):
+def test_taking_out_a_wait_is_a_race_naming_the_copy_the_load_and_the_missing_wait(what):
     races = hopper.broken_pipeline(what)
     assert len(races) == 1
     r = races[0]
@@ -128,6 +143,10 @@ def test_taking_out_a_wait_is_a_race_naming_the_copy_and_the_load(what):
     copy_line, load_line = sorted(lines)
     assert "tma_load_2d" in text[copy_line - 1] and "reinterpret_cast<const float2*>" in text[load_line - 1]
     assert "copy engine write" in (r.first[2], r.second[2]) and "barrier" in str(r)
+    cause, words = MISSING_WAIT[what]
+    assert r.cause == cause and words in str(r)
+    other = next(w for k, (_, w) in MISSING_WAIT.items() if k != what)
+    assert other not in str(r)
 
 
 # ---- mbarrier misuse on the emulator: named, with the line and the fix --------------------------------------------
@@ -170,3 +189,41 @@ def test_a_wait_no_arrival_completes_is_a_deadlock_naming_the_wait(cpu_backend, 
 def test_more_arrivals_than_the_count_are_named(cpu_backend, misuse_kernel):
     with pytest.raises(KernelCrashError, match="already has all its 1 arrivals and still waits for 16 announced bytes"):
         misuse_kernel((1, 1, 1), (1, 1, 1), (np.int32(1), np.zeros(1, np.float32)))
+
+
+def test_the_pipeline_plots_labels_of_the_copies_do_not_overlap():
+    """Notebook 12's pipeline plot printed k0, k1 and k2 over each other: the first round's copies are issued a few
+    events apart."""
+    import matplotlib
+    matplotlib.use("Agg")
+    from helpers.views import hopper_plots
+    p = hopper.kernel_pipeline(V, WS(BM=128, CONSUMERS=2, STAGES=3), M=128, N=128, K=256)
+    fig = hopper_plots.plot_pipeline(p)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    ax = fig.axes[0]
+    labels = [t for t in ax.texts if re.fullmatch(r"k\d+", t.get_text())]
+    assert len(labels) == 8
+    boxes = [t.get_window_extent(renderer) for t in labels]
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            assert not a.overlaps(b), (a, b)
+
+
+def test_the_tma_rounding_probe_reads_the_emulators_model_back(cpu_backend):
+    """tools/experiments/probe_tma_tf32.py, run on the emulator, must find the models the emulator implements (TF32
+    maps round to nearest, ties to even; the tensor cores drop an FP32 input's low 13 bits; cvt.rna rounds ties away):
+    so that on a GPU its verdicts mean what they say. Its inputs hold ties that separate the three roundings."""
+    from helpers.run import backend
+    from tools.experiments import probe_tma_tf32 as probe
+    bk = backend.current()
+    src = probe.inputs()
+    ties = (src & probe.LOW) == 0x1000
+    assert ties.sum() >= 32 and not (probe.nearest_even(src) == probe.nearest_away(src))[ties].all()
+    landed, rna, tensor = probe.run(bk, src, tf32=True)
+    assert probe.verdict(landed, src)["verdict"] == "ties to even"
+    assert probe.verdict(tensor, src, probe.tensor_mask(src, landed))["verdict"] == "ties to even"
+    assert probe.verdict(rna, src)["verdict"] == "ties away (cvt.rna)"
+    landed, _, tensor = probe.run(bk, src, tf32=False)
+    assert probe.verdict(landed, src)["verdict"] == "unchanged"
+    assert probe.verdict(tensor, src, probe.tensor_mask(src, landed))["verdict"] == "truncation"

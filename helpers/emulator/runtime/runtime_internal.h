@@ -118,6 +118,7 @@ struct Fiber {
   unsigned result;  // __activemask()'s answer, set when the warp settles
   unsigned epoch, warp_epoch, seq;  // barriers and warp collectives passed, accesses traced
   unsigned groups;                  // __pipeline_commit calls so far
+  unsigned proxy_fences;            // fence_proxy_async_shared and fence_mbarrier_init calls so far
   std::vector<AsyncCopy> copies;    // in issue order
 };
 extern Fiber* fibers;
@@ -191,19 +192,48 @@ void land_async_copies(Fiber& f, unsigned keep_groups);  // all but the newest k
 void trace_pending_async_copies();                       // at a barrier: the copies still in flight
 
 // ---- Hopper's warpgroup MMA (runtime_wgmma.cpp) --------------------------------------------------
+constexpr int kWarpgroupThreads = 128;
+constexpr int kMaxWarpgroups = kMaxThreads / kWarpgroupThreads;
 void reset_warpgroups();  // before a block runs
 void wgmma_thread_exit();  // a thread finished: fails if its warpgroup waits for it or its products are pending
+// A copy (cp.async: its pc; TMA: its line) is about to write [lo, lo + n) of shared memory: fails, naming both
+// lines, where a wgmma not yet completed by a wgmma_wait_group reads any of those bytes.
+void wgmma_check_overwrite(uintptr_t lo, size_t n, void* pc, int line, const char* what);
+// An asynchronous copy's bytes landed (a generic-proxy write): remembered, so that a wgmma reading them before
+// the copying thread's fence_proxy_async_shared is named.
+void wgmma_generic_write(const char* dst, unsigned size, void* pc);
+// Appends to a deadlock report what the warpgroups wait for (registers of setmaxnreg); returns the fix, or null.
+const char* wgmma_deadlock_hint(char* out, size_t n);
 
 // ---- TMA and mbarriers (runtime_tma.cpp) ----------------------------------------------------
 void reset_mbarriers();  // before a block runs
+// Appends to a deadlock report what the barriers waited for still lack (arrivals, announced bytes); returns the
+// fix where the bytes say it, or null.
+const char* mbarrier_deadlock_hint(char* out, size_t n);
+void mbarrier_proxy_fence();  // the running thread's fence: the barriers it initialized may now serve copies
 
 // ---- the race check (runtime_races.cpp): traced blocks only; every call is a no-op elsewhere ------
+// Clocks: one entry per thread, per mbarrier (its completed phases) and per warpgroup's tensor cores (its
+// completed wgmma groups).
 constexpr int kMaxBarriers = 256;  // mbarriers per block the clocks follow
 extern bool hb_on;                 // the race check runs in this block
 void hb_reset();                   // before a block runs
-void hb_meet(int first, int n);    // threads first .. first+n-1 have met (a barrier or a collective)
+void hb_meet(int first, int n);    // threads first .. first+n-1 have met (__syncthreads)
+void hb_meet_lanes(int first, unsigned mask);  // the lanes of `mask` of the warp from thread `first` (__syncwarp)
 void hb_access(uintptr_t a, size_t n, int store, void* pc);  // a thread's own load or store of shared memory
-void hb_tensor_read(const char* rows, int n, int k0, void* pc, int line);  // a wgmma reads its B tile
+void hb_proxy_fence();             // the running thread's fence.proxy.async: its generic writes so far are fenced
+// The tensor cores of warpgroup `wg` read a wgmma's B tile, issued by the warpgroup's 128 threads (it is ordered
+// after what any of them knew) and read until the wait that completes group `group`.
+void hb_tensor_issue(int wg, const char* rows, int n, int k0, unsigned group, void* pc, int line);
+void hb_tensor_complete(int wg, unsigned groups_done);  // the warpgroup's wait: its first groups_done groups completed
+// Why a race happened, where the clocks tell (the second race record's size field; helpers/measure/memory.py).
+enum RaceCause {
+  kCausePlain = 0,          // two threads' accesses with nothing ordering them
+  kCauseCopyTooEarly = 1,   // a TMA copy overwrote a stage its reader still used (the issuer did not wait for it)
+  kCauseNoWaitForCopy = 2,  // a read of a copy's bytes without a wait for the copy's phase
+  kCauseUnfenced = 3,       // a generic-proxy write read or overwritten by the async proxy with no fence.proxy.async
+  kCauseTensorInFlight = 4, // a write of shared memory the tensor cores may still be reading (no wgmma_wait_group)
+};
 // An mbarrier's clocks: those released into its current phase, and by its last completed one.
 struct BarrierClocks {
   std::vector<uint32_t> acc, done;

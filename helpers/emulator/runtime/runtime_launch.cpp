@@ -196,9 +196,12 @@ void block_current() {
       return;
     }
   }
-  char waits[1024];
+  char waits[2048];
   describe_waits(waits, sizeof waits);
-  fail("kind=deadlock;detail=no thread of the block can go on: %s", waits);
+  const char* fix = wgmma_deadlock_hint(waits, sizeof waits);  // what a setmaxnreg or a barrier still waits for
+  const char* bytes_fix = mbarrier_deadlock_hint(waits, sizeof waits);
+  fix = fix ? fix : bytes_fix;
+  fail("kind=deadlock;detail=no thread of the block can go on: %s%s%s", waits, fix ? ";fix=" : "", fix ? fix : "");
 }
 
 void thread_label(int i, char* out, size_t n) {
@@ -387,7 +390,7 @@ void run_block(unsigned linear) {
     f.state = kRunnable;
     f.line = 0;
     f.epoch = f.warp_epoch = f.seq = 0;
-    f.groups = 0;
+    f.groups = f.proxy_fences = 0;
     f.copies.clear();
     // Stack tops staggered by cache lines: equally spaced tops would share L1 sets and evict
     // each other at every switch.

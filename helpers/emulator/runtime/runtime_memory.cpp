@@ -295,8 +295,13 @@ namespace emu {
 void land_async_copies(Fiber& f, unsigned keep_groups) {
   size_t kept = 0;
   for (AsyncCopy& c : f.copies) {
-    if (c.group + keep_groups < f.groups) std::memcpy(c.dst, c.bytes, c.size);
-    else f.copies[kept++] = c;
+    if (c.group + keep_groups < f.groups) {
+      std::memcpy(c.dst, c.bytes, c.size);
+      wgmma_generic_write(c.dst, c.size, c.pc);  // a generic-proxy write: the tensor cores need it fenced
+      if (tracing) hb_access((uintptr_t)c.dst, c.size, 1, c.pc);  // written now, by this thread, in the race check
+    } else {
+      f.copies[kept++] = c;
+    }
   }
   f.copies.resize(kept);
 }
@@ -339,6 +344,7 @@ extern "C" void __emu_pipeline_memcpy_async(void* dst, const void* src, size_t s
          "destination %zu bytes past one", pc, size, size, (size_t)(s % size), (size_t)(d % size));
   if (zfill < size) access(s, size - zfill, 0, pc);  // the GPU reads no source byte it zero-fills
   access(d, size, 1, pc);
+  wgmma_check_overwrite(d, size, pc, 0, "asynchronous copy");  // may land at once: not into a tile wgmma reads
   Fiber& f = fibers[cur];
   if (f.copies.size() >= 65536)
     fail("kind=async_copy;pc=%p;detail=this thread has 65536 asynchronous copies in flight: wait for them "

@@ -1,14 +1,24 @@
 // Tile by Tile CPU emulator runtime: the happens-before race check of shared memory, in traced
 // blocks only. runtime_internal.h describes the runtime's files.
 //
-// Vector clocks over the block's threads and one pseudo-thread per mbarrier (its completed
-// phases). Every shared word remembers its last write (a thread's store, or a TMA copy, which
-// happens "at" the completion of its phase) and the reads since. A read or write not ordered
-// after the last write, or a write (a copy's: at its issue) not ordered after the reads since, is
-// a race: the runtime records the two accesses in the trace (ops 3 and 4), and
-// helpers.measure.memory.races reports them with their lines. Orderings: __syncthreads
-// (runtime_warps.cpp), each warpgroup collective (runtime_wgmma.cpp), mbarrier arrive -> the
-// phase's completion -> wait (runtime_tma.cpp).
+// Vector clocks over the block's threads, one pseudo-thread per mbarrier (its completed phases)
+// and one per warpgroup's tensor cores (its completed wgmma groups). Every shared word remembers
+// its last write (a thread's store, an asynchronous copy's landing, or a TMA copy, which happens
+// "at" the completion of its phase) and the reads since (a thread's loads; the tensor cores',
+// from a wgmma's issue to the wait that completes its group). A read or write not ordered after
+// the last write, or a write (a TMA copy's: at its issue) not ordered after the reads since, is a
+// race: the runtime records the two accesses in the trace (ops 3 and 4, the second with its
+// RaceCause), and helpers.measure.memory.races reports them with their lines. Orderings:
+// __syncthreads and the warp collectives (runtime_warps.cpp), mbarrier arrive -> the phase's
+// completion -> wait (runtime_tma.cpp), wgmma_wait_group -> the completion of the groups it waits
+// for (runtime_wgmma.cpp). A warpgroup's wgmma calls order no memory between its threads (PTX:
+// wgmma.fence orders register accesses only).
+//
+// Proxies: the tensor cores (wgmma) and the copy engine (TMA) reach shared memory through the async
+// proxy, threads' stores and cp.async through the generic proxy. A generic write read or overwritten
+// by the async proxy must be followed, in its writer's program order, by fence.proxy.async
+// (fence_proxy_async_shared, or fence_mbarrier_init, which includes it), and that fence ordered
+// before the async access; else it is a race (kCauseUnfenced) even where a barrier orders the two.
 #include <algorithm>
 
 #include "runtime_internal.h"
@@ -18,11 +28,12 @@ namespace emu {
 bool hb_on = false;
 
 namespace {
-std::vector<std::vector<uint32_t>> clocks;  // per thread: nthreads + kMaxBarriers entries
+std::vector<std::vector<uint32_t>> clocks;  // per thread: hb_width() entries
+std::vector<std::vector<uint32_t>> fences;  // per thread: its clock at each fence.proxy.async, ascending
 struct Access {
   uint32_t clock;
-  uint16_t who;     // a thread, or nthreads + barrier index for a copy
-  uint16_t thread;  // the thread that made it (a copy: the one that issued it)
+  uint16_t who;     // a thread; nthreads + barrier index for a TMA copy; tensor_agent(wg) for a wgmma's read
+  uint16_t thread;  // the thread that made it (a copy, a wgmma: the one that issued it)
   uint8_t kind;     // 0 load, 1 store, 2 copy engine write, 3 tensor core read
   int line;         // the call's line where the runtime knows it (copies, wgmma), else 0 (from pc)
   void* pc;
@@ -35,7 +46,11 @@ struct WordShadow {
 };
 std::vector<WordShadow> shadow;  // one per 4-byte word of the shared window in use
 size_t shadow_static_words = 0;
-bool hb_reported = false;  // one race per block is recorded: the first, with both lines
+bool reported_plain = false, reported_async = false;  // one race of each kind per block: the first
+
+size_t width() { return (size_t)nthreads + kMaxBarriers + kMaxWarpgroups; }
+int barrier_agent(int barrier) { return nthreads + barrier; }
+int tensor_agent(int wg) { return nthreads + kMaxBarriers + wg; }
 
 size_t hb_word(uintptr_t a, bool& ok) {
   size_t off;
@@ -52,34 +67,64 @@ void join_into(std::vector<uint32_t>& to, const std::vector<uint32_t>& from) {
 
 bool ordered(const Access& a, const std::vector<uint32_t>& vc) { return vc[a.who] >= a.clock; }
 
-void record_race(const Access& first, const Access& second, uintptr_t a) {
-  if (hb_reported) return;
-  hb_reported = true;
+// A thread's generic write is fenced for the async proxy, as seen by clocks vc: its writer's first
+// fence.proxy.async after it is ordered before vc.
+bool fenced(const Access& w, const std::vector<uint32_t>& vc) {
+  const std::vector<uint32_t>& f = fences[w.who];
+  auto it = std::lower_bound(f.begin(), f.end(), w.clock);
+  return it != f.end() && vc[w.who] >= *it;
+}
+
+// What the reader of a TMA copy's bytes knew of the copy's barrier: it had waited for the phase before
+// the copy's (a reader of the stage's previous contents whom the copy overwrote: the issuer did not wait
+// for it), or not (a reader that did not wait for the copy).
+int copy_cause(uint32_t copy_phase, uint32_t reader_knows) {
+  return copy_phase >= 2 && reader_knows + 1 >= copy_phase ? kCauseCopyTooEarly : kCauseNoWaitForCopy;
+}
+
+void record_race(const Access& first, const Access& second, uintptr_t a, int cause) {
+  const bool async = cause != kCausePlain || first.kind >= 2 || second.kind >= 2;
+  bool& reported = async ? reported_async : reported_plain;
+  if (reported) return;
+  reported = true;
   uintptr_t rel;
   const int space = shared_space(a, rel);
   const int saved = cur;
   for (const Access* x : {&first, &second}) {
     cur = x->thread;  // the record names the thread that made the access (a copy: its issuer)
-    trace_tagged(rel, 4, x == &first ? 3 : 4, x->pc, space, x->kind, x->line);
+    trace_tagged(rel, x == &first ? 4 : (size_t)cause, x == &first ? 3 : 4, x->pc, space, x->kind, x->line);
   }
   cur = saved;
   __emu_cur = &fibers[cur].t;
 }
 
-// One access of n bytes at a by `who` (a thread, or a copy's pseudo-thread) whose clocks are vc.
+// Why `first` (earlier) and `second` race, given the clocks of second's side.
+int cause_of(const Access& first, const Access& second, const std::vector<uint32_t>& vc) {
+  if (first.kind == 3 && (second.kind == 1 || second.kind == 2)) return kCauseTensorInFlight;
+  if (first.kind == 2 && (second.kind == 0 || second.kind == 3))  // read before the copy's phase was waited for
+    return copy_cause(first.clock, vc[first.who]);
+  if ((first.kind == 0 || first.kind == 3) && second.kind == 2)  // a copy over a read not known to be done
+    return copy_cause(second.clock, clocks[first.thread][second.who]);
+  return kCausePlain;
+}
+
+// One access of n bytes at a by `who` (a thread, a copy's or the tensor cores' pseudo-thread) whose clocks are vc.
 void hb_check(uintptr_t a, size_t n, int kind, void* pc, int who, uint32_t clock, const std::vector<uint32_t>& vc,
               int line = 0) {
-  const bool writes = kind == 1 || kind == 2;
+  const bool writes = kind == 1 || kind == 2, async = kind >= 2;
   for (uintptr_t p = a & ~(uintptr_t)3; p < a + n; p += 4) {
     bool ok;
     size_t w = hb_word(p, ok);
     if (!ok) continue;
     WordShadow& s = shadow[w];
     Access me = {clock, (uint16_t)who, (uint16_t)cur, (uint8_t)kind, line, pc};
-    if (s.written && s.write.who != who && !ordered(s.write, vc)) record_race(s.write, me, p);
+    if (s.written && s.write.who != who) {
+      if (!ordered(s.write, vc)) record_race(s.write, me, p, cause_of(s.write, me, vc));
+      else if (async && s.write.kind == 1 && !fenced(s.write, vc)) record_race(s.write, me, p, kCauseUnfenced);
+    }
     if (writes) {
       for (int r = 0; r < s.nreads; ++r)
-        if (s.reads[r].who != who && !ordered(s.reads[r], vc)) record_race(s.reads[r], me, p);
+        if (s.reads[r].who != who && !ordered(s.reads[r], vc)) record_race(s.reads[r], me, p, cause_of(s.reads[r], me, vc));
       s.write = me, s.written = true, s.nreads = 0;
     } else {
       int slot = -1;
@@ -94,24 +139,36 @@ void hb_check(uintptr_t a, size_t n, int kind, void* pc, int who, uint32_t clock
 
 void hb_reset() {
   hb_on = tracing;
-  hb_reported = false;
+  reported_plain = reported_async = false;
   if (!hb_on) return;
-  const size_t width = (size_t)nthreads + kMaxBarriers;
-  clocks.assign((size_t)nthreads, std::vector<uint32_t>(width, 0));
+  clocks.assign((size_t)nthreads, std::vector<uint32_t>(width(), 0));
   for (int i = 0; i < nthreads; ++i) clocks[(size_t)i][(size_t)i] = 1;
+  fences.assign((size_t)nthreads, {});
   shadow_static_words = sizeof __emu_static_smem / 4;
   shadow.assign(shadow_static_words + (req.dyn_smem + 3) / 4, WordShadow{});
 }
 
-// Threads first .. first+n-1 have met (a barrier or a collective): each now knows what all knew.
+// Threads first .. first+n-1 have met (a barrier): each now knows what all knew.
 void hb_meet(int first, int n) {
   if (!hb_on) return;
-  std::vector<uint32_t> all((size_t)nthreads + kMaxBarriers, 0);
+  std::vector<uint32_t> all(width(), 0);
   for (int i = first; i < first + n; ++i) join_into(all, clocks[(size_t)i]);
   for (int i = first; i < first + n; ++i) {
     clocks[(size_t)i] = all;
     ++clocks[(size_t)i][(size_t)i];
   }
+}
+
+void hb_meet_lanes(int first, unsigned mask) {
+  if (!hb_on) return;
+  std::vector<uint32_t> all(width(), 0);
+  for (int l = 0; l < 32; ++l)
+    if (mask >> l & 1u) join_into(all, clocks[(size_t)(first + l)]);
+  for (int l = 0; l < 32; ++l)
+    if (mask >> l & 1u) {
+      clocks[(size_t)(first + l)] = all;
+      ++clocks[(size_t)(first + l)][(size_t)(first + l)];
+    }
 }
 
 // A thread's own load or store of shared memory (from the checks, traced blocks only).
@@ -120,19 +177,34 @@ void hb_access(uintptr_t a, size_t n, int store, void* pc) {
   hb_check(a, n, store ? 1 : 0, pc, cur, clocks[(size_t)cur][(size_t)cur], clocks[(size_t)cur]);
 }
 
-// Tensor-core reads of a wgmma's B tile, at its completion.
-void hb_tensor_read(const char* rows, int n, int k0, void* pc, int line) {
+void hb_proxy_fence() {
   if (!hb_on) return;
+  fences[(size_t)cur].push_back(clocks[(size_t)cur][(size_t)cur]);
+  ++clocks[(size_t)cur][(size_t)cur];  // a write after the fence is not covered by it
+}
+
+// Tensor-core reads of a wgmma's B tile, from its issue: ordered after what any of the warpgroup's threads knew.
+void hb_tensor_issue(int wg, const char* rows, int n, int k0, unsigned group, void* pc, int line) {
+  if (!hb_on) return;
+  std::vector<uint32_t> vc(width(), 0);
+  for (int i = wg * kWarpgroupThreads; i < (wg + 1) * kWarpgroupThreads; ++i) join_into(vc, clocks[(size_t)i]);
   for (int c = 0; c < n; ++c)
     for (int k = 0; k < 8; k += 4) {  // one check per 16-byte chunk the tensor cores read
       const uintptr_t logical = (uintptr_t)rows + (size_t)c * 128 + (size_t)(k0 + k) * 4;
-      hb_check(swizzle128(logical), 16, 3, pc, cur, clocks[(size_t)cur][(size_t)cur], clocks[(size_t)cur], line);
+      hb_check(swizzle128(logical), 16, 3, pc, tensor_agent(wg), group + 1, vc, line);
     }
+}
+
+void hb_tensor_complete(int wg, unsigned groups_done) {
+  if (!hb_on) return;
+  const size_t agent = (size_t)tensor_agent(wg);
+  for (int i = wg * kWarpgroupThreads; i < (wg + 1) * kWarpgroupThreads; ++i)
+    clocks[(size_t)i][agent] = std::max(clocks[(size_t)i][agent], (uint32_t)groups_done);
 }
 
 // ---- mbarriers: arrive -> the phase's completion -> wait ---------------------------------------
 void hb_barrier_init(BarrierClocks& c) {
-  if (hb_on) c.acc.assign((size_t)nthreads + kMaxBarriers, 0), c.done = c.acc;
+  if (hb_on) c.acc.assign(width(), 0), c.done = c.acc;
 }
 
 void hb_barrier_arrive(BarrierClocks& c) {
@@ -147,7 +219,7 @@ void hb_barrier_wait(const BarrierClocks& c) {
 
 void hb_barrier_complete(BarrierClocks& c, int barrier, unsigned phases) {
   if (!hb_on) return;
-  c.acc[(size_t)nthreads + (size_t)barrier] = phases;  // the copies of this phase "happen" here
+  c.acc[(size_t)barrier_agent(barrier)] = phases;  // the copies of this phase "happen" here
   c.done = c.acc;
   std::fill(c.acc.begin(), c.acc.end(), 0u);
 }
@@ -156,7 +228,7 @@ void hb_barrier_complete(BarrierClocks& c, int barrier, unsigned phases) {
 void hb_copy_issued(uintptr_t dst, size_t bytes, void* pc, int barrier, unsigned phase, int line) {
   if (!hb_on) return;
   std::vector<uint32_t> vc = clocks[(size_t)cur];
-  hb_check(dst, bytes, 2, pc, nthreads + barrier, phase, vc, line);
+  hb_check(dst, bytes, 2, pc, barrier_agent(barrier), phase, vc, line);
   ++clocks[(size_t)cur][(size_t)cur];
 }
 

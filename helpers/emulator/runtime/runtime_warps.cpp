@@ -150,6 +150,7 @@ void warp_barrier(unsigned mask, int line) {
   w.arrived |= bit;
   if (w.arrived == w.mask) {
     w.arrived = 0;
+    hb_meet_lanes((int)f.t.warp * 32, mask);  // __syncwarp orders memory between the lanes it names
     for (unsigned l = 0; l < 32; ++l)
       if (mask >> l & 1u) fibers[f.t.warp * 32 + l].state = kRunnable;
     return;

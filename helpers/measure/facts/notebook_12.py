@@ -38,8 +38,9 @@ def _geomean(pcts) -> float:
 
 
 def _sweep(shape: str) -> float:
-    """'4096x4096x4096': % of cuBLAS TF32 at that shape; 'geomean': over the sweep; 'geomean_even_sides': without
-    the shapes with an odd side, where cuBLAS TF32 leaves its fast kernels."""
+    """'4096x4096x4096': % of cuBLAS TF32 at that shape; 'geomean': over the shapes whose timing is the whole call
+    (hopper.sweep_geomean: not those whose operands were copied to a padded pitch outside it); 'geomean_even_sides':
+    without the shapes with an odd side, where cuBLAS TF32 leaves its fast kernels."""
     sweep = hopper.measurements()["sweep"]
     if shape == "geomean":
         return hopper.sweep_geomean(hopper.measurements())
@@ -59,6 +60,14 @@ def _first_kernel_pct() -> float:
     data = results_files.read_json(hopper.FIRST_KERNEL)
     return float(np.median([r["pct_cublas_tf32"] for rnd in data["steps_4096"] for r in rnd
                             if r["step"] == "+ TF32 rounded to nearest"]))
+
+
+def _ncu_clock(kernel: str) -> float:
+    """The SM clock (GHz) of a profiled GEMM of NCU_KERNELS (12's first launch is PERSISTENT=1), or 'other_max'."""
+    clocks = hopper.ncu_sm_clocks()
+    if kernel == "other_max":
+        return max(clocks["other"])
+    return clocks[NCU_KERNELS[kernel].split(" (")[0]][0]
 
 
 def _ncu(kernel: str) -> dict:
@@ -81,4 +90,6 @@ FACTS = {
     "hopper_ncu_time_us": fact(hopper.NCU_STAGE_12, lambda kernel: float(_ncu(kernel)["time (µs)"])),
     "hopper_ncu_wavefronts_per_shared_load": fact(hopper.NCU_STAGE_12, lambda kernel: float(
         _ncu(kernel)["shared-load wavefronts"] / _ncu(kernel)["shared loads (warp instructions)"])),
+    # KERNEL of NCU_KERNELS (its first profiled launch), or "other_max": the highest clock of the run's other launches
+    "hopper_ncu_sm_ghz": fact(hopper.NCU_SECTIONS_12, _ncu_clock),
 }

@@ -7,8 +7,11 @@
 // - tma_load_2d reads its box when issued and writes it to shared memory, swizzled, when a thread
 //   waits for the phase of the barrier it reports to: reading a stage before waiting for it shows
 //   the old contents. mbarrier_wait blocks the thread until that phase completes.
-// - setmaxnreg_inc/dec change nothing here, but, as on a GPU, the 128 threads of a warpgroup make
-//   the call together.
+// - mbarrier_init is visible to other threads after a __syncthreads, and to copies after the initializing
+//   thread's fence_mbarrier_init; a phase's copies deliver exactly the bytes announced for it.
+// - setmaxnreg_inc/dec move no registers here, but, as on a GPU, the 128 threads of a warpgroup make the call
+//   together, the count moves the way the call says, and the block's warpgroups share the registers of its launch:
+//   an increase waits for them, and one that never gets them is reported as a deadlock.
 #pragma once
 
 // Names other than the course header's are reserved (__x).
@@ -18,7 +21,8 @@ void __emu_mbarrier_arrive(unsigned long long* __bar, unsigned __tx_bytes, int _
 void __emu_mbarrier_wait(unsigned long long* __bar, unsigned __parity, int __line);
 void __emu_tma_load_2d(void* __dst, const void* __map, unsigned long long* __bar, int __row, int __col, int __line);
 void __emu_tma_check_map(const void* __map, int __line);
-void __emu_setmaxnreg(int __regs, int __line);
+void __emu_setmaxnreg(int __regs, int __inc, int __line);
+void __emu_fence_mbarrier_init(int __line);
 }
 
 struct alignas(64) TensorMap {
@@ -34,15 +38,15 @@ static inline unsigned smem_address(const void* __p) { return static_cast<unsign
 #define tma_load_2d(dst, map, bar, row, col) \
   __emu_tma_load_2d((dst), static_cast<const TensorMap*>(map), (bar), (row), (col), __LINE__)
 #define tma_prefetch_map(map) __emu_tma_check_map(static_cast<const TensorMap*>(map), __LINE__)
-static inline void fence_mbarrier_init() { __emu_fence(); }
+#define fence_mbarrier_init() __emu_fence_mbarrier_init(__LINE__)
 
 // setmaxnreg_dec<REGS>() and setmaxnreg_inc<REGS>(), with the caller's line.
 struct __emu_setmaxnreg_site {
   int __line;
   template <int __REGS>
-  void __dec() const { __emu_setmaxnreg(__REGS, __line); }
+  void __dec() const { __emu_setmaxnreg(__REGS, 0, __line); }
   template <int __REGS>
-  void __inc() const { __emu_setmaxnreg(__REGS, __line); }
+  void __inc() const { __emu_setmaxnreg(__REGS, 1, __line); }
 };
 static inline __emu_setmaxnreg_site __emu_setmaxnreg_at(int __line) { return {__line}; }
 #define setmaxnreg_dec __emu_setmaxnreg_at(__LINE__).__dec

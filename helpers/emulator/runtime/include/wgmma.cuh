@@ -15,6 +15,9 @@
 // - The descriptor is the emulator's own: wgmma_desc_sw128's tile must lie in shared memory, its
 //   first row 1024-byte aligned, all N rows inside the block's shared memory; a kernel that
 //   finishes with products not waited for is stopped. Each error names the line and the fix.
+// - PTX's rules (runtime_wgmma.cpp lists them): wgmma_fence before a warpgroup's first product and
+//   after ordinary code writes its registers; no register or shared memory of a product in flight
+//   touched; generic writes fenced (fence_proxy_async_shared) before the tensor cores read them.
 // - The tensor cores' reads of shared memory are not a thread's loads: traces leave them out.
 #pragma once
 
@@ -26,6 +29,7 @@ void __emu_wgmma_fence(int __line);
 void __emu_wgmma_commit_group(int __line);
 void __emu_wgmma_wait_group(int __pending, int __line);
 void __emu_wgmma_m64k8_tf32(float* __d, const float* __a, int __n, unsigned long long __desc, int __line);
+void __emu_fence_proxy_async(int __line);
 }
 
 // The calls keep wgmma.cuh's syntax, template arguments included (wgmma_wait_group<1>()), and
@@ -53,8 +57,9 @@ static inline __emu_wgmma_site __emu_wgmma_at(int __line) { return {__line}; }
 #define wgmma_wait_group __emu_wgmma_at(__LINE__).__wait_group
 #define wgmma_m64k8_tf32 __emu_wgmma_at(__LINE__).__m64k8_tf32
 
-// A thread's fence between its own writes to shared memory and the tensor cores' reads (not
-// collective on a GPU either). The emulator's products read shared memory as it is at completion.
-static inline void fence_proxy_async_shared() { __emu_fence(); }
+// A thread's fence between its own writes to shared memory (generic proxy: stores, cp.async) and the
+// tensor cores' or a copy's reads (async proxy). Not collective on a GPU either. The runtime counts it:
+// a wgmma reading a generic write its writer has not fenced since is stopped (or, traced, a race).
+#define fence_proxy_async_shared() __emu_fence_proxy_async(__LINE__)
 
 static inline unsigned long long wgmma_desc_sw128(const float* __tile) { return __emu_wgmma_desc_sw128(__tile); }
