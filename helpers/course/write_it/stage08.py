@@ -31,11 +31,11 @@ def warp_tiles(rows: int, cols: int, warps: int):
             measured.append(f"per step k a warp reads {' / '.join(str(reads[f.warp]) for f in found)} values of A and "
                             f"B from shared memory for its {rows * cols} products ({rows} + {cols} = {rows + cols} "
                             f"for a {rows} × {cols} tile)")
-        # what to aim for, not the code of the answer: the notebook's hints under the %%kernel cell give that
-        hint = (f"compare the warps' lines above with the aim: the warp (tid / 32) should pick one of the {warps} "
+        # what to aim for, not the code of the answer: write_it.hint gives that, in levels, when asked
+        hint = (f"compare the warps' lines above with the aim: each warp should pick one of the {warps} "
                 f"tiles of {rows} × {cols} (a 2 × 2 grid), and its 32 lanes should cover that tile with their "
                 f"{TM} × {TN} results, so that it reads {rows} + {cols} = {rows + cols} values per step. Stuck? "
-                f"Hint 1 under the exercise's cell in the notebook.")
+                f"write_it.hint('08') gives the next hint.")
         if len(found) != warps:
             return Lesson(False, tuple(measured), f"block 0 has {len(found)} warps with accesses; the contract has "
                                                   f"{warps}", None, hint, numbers)

@@ -107,9 +107,9 @@ def tensor_cores(tr: Trace, M: int, N: int, K: int) -> Lesson:
                                               f"{ranges_text(bad.c_cols)} and reads rows {ranges_text(bad.a_rows)} "
                                               f"of A, columns {ranges_text(bad.b_cols)} of B: not one {TILE} × {TILE} "
                                               f"tile of its own", None,
-                      f"warp w computes the tile at row (w / 2) * {TILE}, column (w % 2) * {TILE} of the block tile: "
-                      f"its fragment of A starts at &As[warpRow * {TILE}][0], that of B at &Bs[0][warpCol * {TILE}], "
-                      f"and its results go to C's rows and columns of that tile.", numbers)
+                      f"each warp owns one {TILE} × {TILE} quarter of the block tile: its fragment of A starts at the "
+                      f"first of that quarter's rows of As, its fragment of B at the first of its columns of Bs, and "
+                      f"its results go to C's rows and columns of that quarter.", numbers)
     share, worst = tf32_share(tr, M, N, K)
     numbers.update({"share beyond FP32 tolerance": share, "worst error / TF32 tolerance": worst})
     measured.append(f"TF32 arithmetic: {100 * share:.0f} % of C's elements differ from float64 by more than FP32 "
