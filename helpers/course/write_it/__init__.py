@@ -13,6 +13,18 @@ In a notebook:
     write_it.load("03")               # the saved source (it survives a restart)
     write_it.check("03", "my.cu")     # any file; a Verdict, whose last line is the verdict
 
+    %%kernel 05 --from-mine           # alone in a cell: your 04 (the course's where yours is missing), renamed
+                                      # and headed by 05's contract, comes into the cell to grow into 05
+    write_it.hint("05")               # the next hint: 1 the idea, 2 what each thread computes
+    write_it.hint("05", 3)            # the code, only when asked for (recorded)
+    write_it.reveal("05")             # the course's kernel and its diff, once your saved 05 passes
+    write_it.reveal("05", give_up=True)   # ... or now, recorded as asked before passing
+    write_it.side_by_side("05")       # yours beside the course's: diff, lessons, costs, GPU times, reasons
+    write_it.ladder()                 # every saved kernel, checked, beside the course's and cuBLAS
+
+What the learner asked for (hints, reveals, where a kernel started) goes into my_kernels/record.json and into
+the metadata of what hint() and reveal() display, where a teacher's grader reads it (record.py).
+
 On the command line: `python -m helpers exercise list | starter ID | check ID FILE.cu [--backend cpu|gpu]
 | solution ID`.
 
@@ -54,13 +66,16 @@ from __future__ import annotations
 from helpers.core.markdown import Markdown
 from helpers.course.write_it.judge import judge
 from helpers.course.write_it.exercise import Exercise, Launch, Lesson
-from helpers.course.write_it.magic import enable, folder, load, run_cell, save, saved_path
+from helpers.course.write_it.hints import hint
+from helpers.course.write_it.ladder import ladder
+from helpers.course.write_it.magic import enable, folder, from_mine, load, run_cell, save, saved_path
 from helpers.course.write_it.registry import EXERCISES, ExerciseError, exercise, exercises
+from helpers.course.write_it.reveal import reveal, side_by_side
 from helpers.course.write_it.verdict import Verdict
 
 __all__ = ["EXERCISES", "Exercise", "ExerciseError", "Launch", "Lesson", "Verdict", "check", "contract", "enable",
-           "exercise", "exercises", "folder", "load", "load_ipython_extension", "run_cell", "save", "saved_path",
-           "solution", "starter"]
+           "exercise", "exercises", "folder", "from_mine", "hint", "ladder", "load", "load_ipython_extension",
+           "reveal", "run_cell", "save", "saved_path", "side_by_side", "solution", "starter"]
 
 
 def check(exercise_id, path=None) -> Verdict:

@@ -21,6 +21,7 @@ import json
 import os
 from pathlib import Path
 
+from helpers.core.markdown import Markdown
 from helpers.core.paths import ROOT
 
 FOLDER_VARIABLE = "TBT_MY_KERNELS"
@@ -126,3 +127,16 @@ def notes_from_outputs(cells) -> dict[str, str]:
                         if isinstance(h.get(key), str):
                             merged[key] = merged.get(key) or h[key]
     return {ex: text for ex, h in last.items() if (text := notes(h))}
+
+
+class Shown(Markdown):
+    """Markdown that Jupyter renders with the exercise's history in the output's metadata (METADATA), so that a
+    notebook handed in keeps the record of its hints and reveals for the teacher's grader."""
+
+    def __new__(cls, text: str, history: dict):
+        self = super().__new__(cls, text)
+        self.history = history
+        return self
+
+    def _repr_markdown_(self):
+        return str(self), {METADATA: self.history}

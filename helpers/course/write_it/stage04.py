@@ -65,7 +65,17 @@ def one_b_per_step(tr: Trace, M: int, N: int, K: int) -> Lesson:
     return Lesson(True, measured, numbers=numbers)
 
 
+HINTS = (  # 1: the idea; 2: what each thread computes (3, the code, is the solution's: write_it.hint)
+    "In stage 03 every multiply-add costs two shared loads. A thread that computes several results of one "
+    "column needs the same value of B for all of them at a given step k: load it once into a register and "
+    "reuse it, and a shared load feeds TM multiply-adds instead of one.",
+    "Each thread owns one column of the block's tile and TM neighbouring rows of it (512 threads times 8 "
+    "results cover the 64 x 64 tile once; let neighbouring threads take neighbouring columns). Per step k "
+    "it reads its value of B once and its TM values of A, and does TM multiply-adds into TM accumulators.",
+)
+
 EXERCISE = Exercise(
+    hints=HINTS, previous="03", headline="multiply-adds per shared load",
     id="04", stage="04", kernel="sgemm_1d", title="1D thread tiling",
     launch=Launch(block=(THREADS,), per_block=(BN, BM)),
     rules=(f"a block computes a {BM} × {BN} tile of C; each of its {THREADS} threads computes TM = {TM} results "

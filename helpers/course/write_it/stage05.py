@@ -70,7 +70,17 @@ def outer_product(tr: Trace, M: int, N: int, K: int) -> Lesson:
     return Lesson(True, measured, numbers=numbers)
 
 
+HINTS = (  # 1: the idea; 2: what each thread computes (3, the code, is the solution's: write_it.hint)
+    "Stage 04 reuses the value of B from a register, but still loads a value of A for every multiply-add. "
+    "Give each thread a small square of results instead of a column: per step k it then needs TM values of "
+    "A and TN values of B, and their TM x TN products reuse each of them many times (an outer product).",
+    "Each thread owns TM rows and TN columns of the block's tile (256 threads times 16 results cover it "
+    "once). Per step k it copies its TM values of A and its TN values of B from the shared tiles into two "
+    "small register arrays, then adds every product of the two into its TM x TN accumulators.",
+)
+
 EXERCISE = Exercise(
+    hints=HINTS, previous="04", headline="shared loads per result per k",
     id="05", stage="05", kernel="sgemm_2d", title="2D thread tiling",
     launch=Launch(block=(THREADS,), per_block=(BN, BM)),
     rules=(f"a block computes a {BM} × {BN} tile of C; each of its {THREADS} threads computes a TM × TN = {TM} × {TN} "

@@ -69,7 +69,19 @@ def no_conflicts_on_as(tr: Trace, M: int, N: int, K: int) -> Lesson:
     return Lesson(True, measured, numbers=numbers)
 
 
+HINTS = (  # 1: the idea; 2: what each thread computes (3, the code, is the solution's: write_it.hint)
+    "Shared memory has 32 banks, one word wide: the 32 lanes of a warp are served at once only if the words "
+    "they read lie in different banks (or are the same word). Find which lanes of a warp read As together "
+    "and how far apart their words are; then change where the tile's elements live so that those words "
+    "fall in different banks.",
+    "At one step k a warp's two rows of 16 threads read words of As TM rows apart. With rows BK = 8 words "
+    "long those words are 32 apart: the same bank. Three fixes: make each row one word longer (padding), "
+    "store the tile transposed (k-major: a warp's words become neighbours), or keep the size and permute "
+    "each row's words by a function of the row (a swizzle). Declaration, store and load must agree.",
+)
+
 EXERCISE = Exercise(
+    hints=HINTS, previous="05", headline="As max ways",
     id="06", stage="06", kernel="sgemm_conflict_free", title="bank conflicts",
     launch=Launch(block=(THREADS,), per_block=(BN, BM)),
     rules=(f"exercise 05's kernel: a block computes a {BM} × {BN} tile of C; each of its {THREADS} threads computes "

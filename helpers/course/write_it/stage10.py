@@ -123,7 +123,18 @@ def tensor_cores(tr: Trace, M: int, N: int, K: int) -> Lesson:
     return Lesson(True, tuple(measured), numbers=numbers)
 
 
+HINTS = (  # 1: the idea; 2: what each thread computes (3, the code, is the solution's: write_it.hint)
+    "Tensor cores multiply small matrices in one warp-wide instruction. With wmma a warp loads a fragment of "
+    "A and one of B from shared memory, multiplies them into an accumulator fragment with mma_sync, and "
+    "stores the accumulator at the end; TF32 fragments are m16n16k8.",
+    "Each of the 4 warps owns one 16 x 16 quarter of the 32 x 32 block tile. Per tile of 8 steps of k it "
+    "loads a 16 x 8 fragment of A from its 16 rows of As and an 8 x 16 fragment of B from its 16 columns "
+    "of Bs, and does one mma_sync. At the end it stores the accumulator into its staging tile and waits for "
+    "its own lanes (__syncwarp) before they read it back.",
+)
+
 EXERCISE = Exercise(
+    hints=HINTS, previous="09", headline="share beyond FP32 tolerance",
     id="10", stage="10", kernel="sgemm_tensor_cores", title="TF32 tensor cores",
     launch=Launch(block=(32 * WARPS,), per_block=(BN, BM)),
     rules=(f"{BM} × {BN} block tiles, tiles of A and B {BK} deep in shared memory (the starter copies them)",
@@ -135,7 +146,8 @@ EXERCISE = Exercise(
     lesson_text="tensor cores: wmma.mma.sync in NVRTC's PTX, each warp's fragments of A and B loaded with "
                 "load_matrix_sync for its own 16 × 16 tile of C, and TF32's error in the result (block 0 of "
                 "64 × 64 × 64, traced and run)",
-    course_kernel="10_tensor_cores",
+    # the nearest the course's kernel comes to the exercise's tiles (its copies need BK = 16 at 32 x 32)
+    course_kernel="10_tensor_cores", course_config={"BM": BM, "BN": BN, "BK": 16, "WM": TILE, "WN": TILE, "STAGES": 2, "ROUND": 0},
     precision="tf32",
     interior_causes=("With wmma, look first at each load_matrix_sync and store_matrix_sync: its ldm (last argument) "
                      "is the row length of the array in shared memory, As's for A's fragment, Bs's for B's, a "

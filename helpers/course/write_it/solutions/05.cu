@@ -30,15 +30,14 @@ extern "C" __global__ void sgemm_2d(int M, int N, int K, float alpha, const floa
   __shared__ float As[BM][BK];
   __shared__ float Bs[BK][BN];
   const int blockRow = blockIdx.y * BM, blockCol = blockIdx.x * BN;
-  int rowOf[TM], colOf[TN];  // the thread's TM rows and TN columns, counted within the block's tile
+  const int t = threadIdx.x;
 
   // 1: a 4 x 4 block of neighbours per thread: 16 threads along a row of thread tiles, 16 rows of them
-  const int t = threadIdx.x;
   const int threadCol = t % (BN / TN), threadRow = t / (BN / TN);
-  for (int i = 0; i < TM; ++i) rowOf[i] = threadRow * TM + i;
-  for (int j = 0; j < TN; ++j) colOf[j] = threadCol * TN + j;
+  auto rowOf = [&](int i) { return threadRow * TM + i; };
+  auto colOf = [&](int j) { return threadCol * TN + j; };
 
-  float acc[TM][TN] = {};  // the thread's results, in registers: acc[i][j] is row rowOf[i], column colOf[j]
+  float acc[TM][TN] = {};  // the thread's results, in registers: acc[i][j] is row rowOf(i), column colOf(j)
   for (int k0 = 0; k0 < K; k0 += BK) {
     copy_tiles(As, Bs, A, B, M, N, K, blockRow, blockCol, k0);
     __syncthreads();  // the tiles are complete before anyone reads them
@@ -55,9 +54,9 @@ extern "C" __global__ void sgemm_2d(int M, int N, int K, float alpha, const floa
     __syncthreads();  // everyone is done reading before the next tiles overwrite them
   }
   for (int i = 0; i < TM; ++i) {
-    const int row = blockRow + rowOf[i];
+    const int row = blockRow + rowOf(i);
     for (int j = 0; j < TN; ++j) {
-      const int col = blockCol + colOf[j];
+      const int col = blockCol + colOf(j);
       if (row < M && col < N) C[row * N + col] = alpha * acc[i][j] + (beta == 0.0f ? 0.0f : beta * C[row * N + col]);
     }
   }

@@ -30,15 +30,15 @@ extern "C" __global__ void sgemm_2d(int M, int N, int K, float alpha, const floa
   __shared__ float As[BM][BK];
   __shared__ float Bs[BK][BN];
   const int blockRow = blockIdx.y * BM, blockCol = blockIdx.x * BN;
-  int rowOf[TM], colOf[TN];  // the thread's TM rows and TN columns, counted within the block's tile
+  const int t = threadIdx.x;
 
-  // TODO 1: choose this thread's results from its threadIdx.x: TM rows and TN columns of the block's
-  //         tile, into rowOf and colOf. Each of the 4096 results of the tile must be computed by exactly
+  // TODO 1: choose this thread's results from its number t: TM rows and TN columns of the block's tile,
+  //         as two functions of i and j. Each of the 4096 results of the tile must be computed by exactly
   //         one of the 256 threads.
-  for (int i = 0; i < TM; ++i) rowOf[i] = 0;
-  for (int j = 0; j < TN; ++j) colOf[j] = 0;
+  auto rowOf = [&](int i) { return 0; };  // the thread's i-th row (i < TM), counted within the block's tile
+  auto colOf = [&](int j) { return 0; };  // its j-th column (j < TN)
 
-  float acc[TM][TN] = {};  // the thread's results, in registers: acc[i][j] is row rowOf[i], column colOf[j]
+  float acc[TM][TN] = {};  // the thread's results, in registers: acc[i][j] is row rowOf(i), column colOf(j)
   for (int k0 = 0; k0 < K; k0 += BK) {
     copy_tiles(As, Bs, A, B, M, N, K, blockRow, blockCol, k0);
     __syncthreads();  // the tiles are complete before anyone reads them
@@ -50,9 +50,9 @@ extern "C" __global__ void sgemm_2d(int M, int N, int K, float alpha, const floa
     __syncthreads();  // everyone is done reading before the next tiles overwrite them
   }
   for (int i = 0; i < TM; ++i) {
-    const int row = blockRow + rowOf[i];
+    const int row = blockRow + rowOf(i);
     for (int j = 0; j < TN; ++j) {
-      const int col = blockCol + colOf[j];
+      const int col = blockCol + colOf(j);
       if (row < M && col < N) C[row * N + col] = alpha * acc[i][j] + (beta == 0.0f ? 0.0f : beta * C[row * N + col]);
     }
   }
