@@ -67,13 +67,14 @@ from helpers.core.markdown import Markdown
 from helpers.course.write_it.judge import judge
 from helpers.course.write_it.exercise import Exercise, Launch, Lesson
 from helpers.course.write_it.hints import hint
+from helpers.course.write_it.judge import TIME_SIZE
 from helpers.course.write_it.ladder import ladder
 from helpers.course.write_it.magic import enable, folder, from_mine, load, run_cell, save, saved_path
 from helpers.course.write_it.registry import EXERCISES, ExerciseError, exercise, exercises
 from helpers.course.write_it.reveal import reveal, side_by_side
 from helpers.course.write_it.verdict import Verdict
 
-__all__ = ["EXERCISES", "Exercise", "ExerciseError", "Launch", "Lesson", "Verdict", "check", "contract", "enable",
+__all__ = ["EXERCISES", "TIME_SIZE", "Exercise", "ExerciseError", "Launch", "Lesson", "Verdict", "check", "contract", "enable",
            "exercise", "exercises", "folder", "from_mine", "hint", "ladder", "load", "load_ipython_extension",
            "reveal", "run_cell", "save", "saved_path", "side_by_side", "solution", "starter"]
 

@@ -143,7 +143,7 @@ def signature_problem(ex: Exercise, text: str) -> tuple[int | None, str, str] | 
         m = ours[0]
         line = code.count("\n", 0, m.start()) + 1
         got = [_normal_type(p.strip()) for p in m.group("params").split(",") if p.strip()]
-        expected = [_normal_type(t) for t, _ in params]
+        expected = [_normal_type(f"{t} {n}") for t, n in params]
         if got != expected:
             return (line, f"{name} takes ({', '.join(got)}); the contract says ({', '.join(expected)})",
                     f"declare it exactly as `{want}`.")

@@ -67,7 +67,8 @@ def tf32_share(tr: Trace, M: int, N: int, K: int, seed: int = 10) -> tuple[float
     bk = backend.current()
     dC = bk.to_device(C0)
     load_kernel(tr.source.path, tr.kernel)(tr.grid, tr.block, launch_args(M, N, K, 1.0, bk.to_device(A),
-                                                                          bk.to_device(B), 0.0, dC))
+                                                                          bk.to_device(B), 0.0, dC),
+                                           shared_mem=tr.shared_mem)
     err = np.abs(bk.to_host(dC).astype(np.float64) - verify.reference(A, B, C0, 1.0, 0.0)[0])
     fp32, tf32 = (verify.reference(A, B, C0, 1.0, 0.0, p)[1] for p in ("fp32", "tf32"))
     return float(np.mean(~(err <= fp32))), float(np.max(np.where(np.isnan(err), np.inf, err / tf32)))
