@@ -106,7 +106,8 @@ def measure_yours(ex: Exercise, path, seed: int = 0) -> Measured:
     A, B, C = verify.random_operands(s, np.random.default_rng(seed))
     call = ex.launches(M, N, K, s.alpha, A, B, s.beta, C, cpu_backend)[0]
     try:
-        tr = trace.capture(path, call.kernel, call.grid, call.block, call.args, (0,), call.shared_mem)
+        tr = trace.capture(path, call.kernel, call.grid, call.block, call.args, ex.lesson_blocks(call.grid),
+                           call.shared_mem)
     except CourseError as e:
         return Measured("yours", problem=f"your kernel could not be traced: {str(e).splitlines()[0]}")
     lesson, ok, problem = _lesson(ex, tr)
@@ -124,7 +125,8 @@ def measure_course(ex: Exercise) -> Measured:
     M, N, K = ex.lesson_size
     try:
         config.check_shape(M, N, K)
-        tr = trace.capture_variant(v, config, M, N, K, blocks=(0,))
+        blocks = ex.lesson_blocks(config.launch_grid(M, N, backend.EMULATED_SMS))
+        tr = trace.capture_variant(v, config, M, N, K, blocks=blocks)
     except (CourseError, ValueError) as e:
         return Measured(who, problem=f"not traced at {M} × {N} × {K}: {str(e).splitlines()[0]}")
     lesson, ok, problem = _lesson(ex, tr)

@@ -67,6 +67,9 @@ def runtime_error(message: str, path: Path, text: str = "") -> tuple[int | None,
         cause += (f" That is the address: line {line} indexes {' and '.join(indexed)}, not "
                   f"{_PAST_SHARED.search(cause).group('var')}, so the index into {' or '.join(indexed)} runs past "
                   f"its end and on, beyond the arrays after it in shared memory.")
+    if "waits at mbarrier_wait" in cause:
+        waits = re.search(r"waits at mbarrier_wait \(line (\d+)\)", cause)
+        return line or (int(waits.group(1)) if waits else None), cause, MBARRIER_HANG
     return line, cause, shared_index_hint(cause, text, indexed) or fix
 
 
@@ -210,7 +213,8 @@ def wrong_hint(check: verify.Check, passed: list[verify.Check], ex: Exercise | N
                 "check how row and col are computed and the test that keeps threads inside C.")
     if check.nan:
         return ("NaN in C: a value was read before anything was written to it (shared memory starts as NaN on "
-                "the emulator, as garbage on a GPU): look at the tile loads and at the barriers.")
+                "the emulator, as garbage on a GPU): look at the tile loads and at the barriers." + (
+                    f" {causes}" if causes else ""))
     if not passed:
         return "even this small shape is wrong: check the products (A[row][k] * B[k][col]), alpha and beta." + (
             f" {causes}" if causes else "")
@@ -264,15 +268,24 @@ def atomic_lines(text: str) -> list[int]:
 
 def clock_race_hint(race) -> str:
     """The fix for a race the emulator's clocks found in a kernel that orders its accesses with mbarriers and
-    TMA copies (helpers.measure.memory.clock_races): which wait or arrival is missing, in words."""
-    (_, _, first), (_, _, second) = race.first, race.second
-    if first == "copy engine write":
-        return ("a thread read a stage of the ring before waiting for the phase of its full barrier that the copy "
-                "completes: wait on the stage's full barrier, with the parity of this round of the ring, before any "
-                "read of the stage.")
-    if second == "copy engine write":
-        return ("a copy overwrote a stage while a consumer could still be reading it: the producer must wait on the "
-                "stage's empty barrier (the parity of the round before) before it issues the copies, and each "
-                "consumer must arrive on it once it has finished reading the stage.")
+    TMA copies (helpers.measure.memory.clock_races): which wait or arrival is missing, in words. The runtime
+    names the two accesses in the order it ran them; nothing orders them, so either side's wait may be missing."""
+    kinds = {race.first[2], race.second[2]}
+    if "copy engine write" in kinds:
+        seen = ("the copy's write came first" if race.first[2] == "copy engine write" else
+                "the read came first")
+        return (f"nothing orders this TMA copy and this read of the stage ({seen} here; on a GPU either may). Two waits "
+                "order them: the consumer waits on the stage's full barrier for the phase that this round's copies "
+                "complete before it reads (round n of a stage is phase n, parity n & 1), and the producer waits on "
+                "the stage's empty barrier for the consumers' phase of the round before before it copies into it "
+                "(the first round passes at once). Check that both waits are there, and their parities.")
     return ("two threads touch this word with nothing ordering them: a __syncthreads(), or an mbarrier phase that one "
             "side arrives on and the other waits for, must come between them.")
+
+
+MBARRIER_HANG = ("a wait on an mbarrier never completes: the phase it waits for never gets all its arrivals, or has "
+                 "completed already and the next never will. Check the counts the barriers are set up with against "
+                 "the arrivals that come in one phase (a full barrier: the producer's one announcement of the bytes; "
+                 "an empty one: one per consumer thread, or per warp if one lane arrives for it), that every arrival "
+                 "is made in every round, and the parity each wait names (round n of a stage is phase n, parity n & "
+                 "1; the producer waits for the round before, its first round passing at once).")

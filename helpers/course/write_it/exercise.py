@@ -94,6 +94,8 @@ class Exercise:
     sizes: str = "any M, N, K ≥ 1"
     shapes: tuple[verify.Shape, ...] = verify.CATALOGUE
     lesson_size: tuple[int, int, int] = (64, 64, 64)    # traced for the lesson: block 0
+    # the blocks traced for it (linear indices), from the launch's grid (default: block 0)
+    lesson_blocks: Callable[[tuple], tuple[int, ...]] = lambda grid: (0,)
     race_size: tuple[int, int, int] = (67, 61, 53)      # traced for races: first, middle and last block
     precision: str = "fp32"        # the arithmetic the results are checked against: "tf32" for tensor cores
     # the stage's likely causes of a result wrong inside the matrices, not only at their edges ("": the general ones)
