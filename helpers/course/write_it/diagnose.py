@@ -266,11 +266,15 @@ def atomic_lines(text: str) -> list[int]:
     return [i for i, line in enumerate(strip_comments(text).splitlines(), 1) if re.search(r"\batomic[A-Z]\w*\s*\(", line)]
 
 
-def clock_race_hint(race) -> str:
+def clock_race_hint(race, line_text: Callable[[int], str] = lambda n: "") -> str:
     """The fix for a race the emulator's clocks found in a kernel that orders its accesses with mbarriers and
     TMA copies (helpers.measure.memory.clock_races): which wait or arrival is missing, in words. The runtime
     names the two accesses in the order it ran them; nothing orders them, so either side's wait may be missing."""
     kinds = {race.first[2], race.second[2]}
+    if "mbarrier_init" in line_text(race.first[1]):
+        return (f"a thread uses the barrier {race.array} before its setup (line {race.first[1]}) is visible to it: after "
+                f"one thread's mbarrier_init of every barrier come fence_mbarrier_init() and a __syncthreads() that "
+                f"every thread passes before any of them uses a barrier.")
     if "copy engine write" in kinds:
         seen = ("the copy's write came first" if race.first[2] == "copy engine write" else
                 "the read came first")

@@ -242,7 +242,7 @@ def _races(ex: Exercise, source: KernelSource, v: Verdict, rng, also: str = "", 
         lanes = ", a lane of the same warp," if one_warp else ""
         # the trace knows the two accesses fell between the same two barriers, not which came first
         if r.ordering == "clocks":   # mbarriers and TMA copies order the accesses: the runtime's words
-            v.fail("safe", f"race on {r.array}: {r}{tail}", diagnose.clock_race_hint(r), r.second[1],
+            v.fail("safe", f"race on {r.array}: {r}{tail}", diagnose.clock_race_hint(r, source.line), r.second[1],
                    source.line(r.second[1]), tuple(str(x) for x in races[1:3]))
             return True
         v.fail("safe", f"race on {r.array}: thread {t1} writes it at line {l1} and thread {t2}{lanes} {op2}s it at "

@@ -203,6 +203,7 @@ extern bool hb_on;                 // the race check runs in this block
 void hb_reset();                   // before a block runs
 void hb_meet(int first, int n);    // threads first .. first+n-1 have met (a barrier or a collective)
 void hb_access(uintptr_t a, size_t n, int store, void* pc);  // a thread's own load or store of shared memory
+void hb_access_at(uintptr_t a, size_t n, int store, void* pc, int line);  // the same, by the runtime at a line
 void hb_tensor_read(const char* rows, int n, int k0, void* pc, int line);  // a wgmma reads its B tile
 // An mbarrier's clocks: those released into its current phase, and by its last completed one.
 struct BarrierClocks {

@@ -120,6 +120,13 @@ void hb_access(uintptr_t a, size_t n, int store, void* pc) {
   hb_check(a, n, store ? 1 : 0, pc, cur, clocks[(size_t)cur][(size_t)cur], clocks[(size_t)cur]);
 }
 
+// An access the runtime makes for the running thread at a known line: an mbarrier's setup (a store of its word)
+// and each use of it (a load), so that a use no barrier orders after the setup is a race, as on a GPU.
+void hb_access_at(uintptr_t a, size_t n, int store, void* pc, int line) {
+  if (!hb_on) return;
+  hb_check(a, n, store ? 1 : 0, pc, cur, clocks[(size_t)cur][(size_t)cur], clocks[(size_t)cur], line);
+}
+
 // Tensor-core reads of a wgmma's B tile, at its completion.
 void hb_tensor_read(const char* rows, int n, int k0, void* pc, int line) {
   if (!hb_on) return;

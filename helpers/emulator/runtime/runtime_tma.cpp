@@ -48,12 +48,13 @@ std::unordered_map<uintptr_t, Mbarrier> mbarriers;
 int n_mbarriers = 0;
 
 // ---- mbarriers ------------------------------------------------------------------------------------
-Mbarrier& barrier_at(unsigned long long* bar, int line, const char* what) {
+Mbarrier& barrier_at(unsigned long long* bar, int line, const char* what, void* pc) {
   size_t off;
   if (!shared_window((uintptr_t)bar, off) || (uintptr_t)bar % 8)
     fail("kind=mbarrier;line=%d;detail=%s is given an address that is not an 8-byte aligned word of shared "
          "memory;fix=declare the barriers as __shared__ unsigned long long bar[N] (or uint64_t) and pass &bar[i]",
          line, what);
+  hb_access_at((uintptr_t)bar, 8, 0, pc, line);  // a use of the barrier: ordered after its setup, or a race
   auto it = mbarriers.find((uintptr_t)bar);
   if (it == mbarriers.end())
     fail("kind=mbarrier;line=%d;detail=%s uses a barrier that no mbarrier_init has set up in this block (on a GPU "
@@ -147,6 +148,7 @@ extern "C" void __emu_mbarrier_init(unsigned long long* bar, unsigned count, int
     fail("kind=mbarrier;line=%d;detail=more than %d mbarriers in one block: the emulator's race check follows "
          "at most that many",
          line, kMaxBarriers);
+  hb_access_at((uintptr_t)bar, 8, 1, __builtin_return_address(0), line);  // its setup: uses come after it
   b.count = b.missing = count, b.tx = 0, b.phases = 0, b.line = line;
   b.copies.clear();
   hb_barrier_init(b.clocks);
@@ -154,7 +156,8 @@ extern "C" void __emu_mbarrier_init(unsigned long long* bar, unsigned count, int
 }
 
 extern "C" void __emu_mbarrier_arrive(unsigned long long* bar, unsigned tx_bytes, int line) {
-  Mbarrier& b = barrier_at(bar, line, tx_bytes ? "mbarrier_arrive_expect_tx" : "mbarrier_arrive");
+  Mbarrier& b = barrier_at(bar, line, tx_bytes ? "mbarrier_arrive_expect_tx" : "mbarrier_arrive",
+                          __builtin_return_address(0));
   trace_event(6, (uintptr_t)bar, __builtin_return_address(0), (int)(b.phases & 1), line);
   arrive(b, (uintptr_t)bar, line, tx_bytes ? "mbarrier_arrive_expect_tx" : "mbarrier_arrive", tx_bytes);
 }
@@ -166,7 +169,7 @@ extern "C" void __emu_mbarrier_wait(unsigned long long* bar, unsigned parity, in
          "(round & 1), round counting the passes through the ring of barriers",
          line, parity);
   for (;;) {
-    Mbarrier& b = barrier_at(bar, line, "mbarrier_wait");
+    Mbarrier& b = barrier_at(bar, line, "mbarrier_wait", pc);
     if ((b.phases & 1u) != parity) {  // the phase of that parity has completed
       hb_barrier_wait(b.clocks);
       trace_event(7, (uintptr_t)bar, pc, (int)parity, line);
@@ -207,7 +210,7 @@ extern "C" void __emu_tma_load_2d(void* dst, const void* map_arg, unsigned long 
          "block's dynamic shared memory (%zu bytes from byte %lld);fix=launch with enough dynamic shared memory for "
          "every stage and the bytes skipped to align them",
          line, m.box_rows, m.box_cols, bytes, req.dyn_smem, dyn);
-  Mbarrier& b = barrier_at(bar, line, "tma_load_2d");
+  Mbarrier& b = barrier_at(bar, line, "tma_load_2d", pc);
   PendingCopy c{(char*)dst, std::vector<unsigned char>(bytes, 0), cur, pc};
   const Buffer& src = buffers[m.buffer];
   for (uint32_t r = 0; r < m.box_rows; ++r)
