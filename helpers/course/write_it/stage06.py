@@ -28,12 +28,13 @@ def layout(tr: Trace, K: int, name: str = "As") -> str:
             where[(element // K, element % K % BK)] = offset // WORD
     if len(where) < BM * BK or any((r, k) not in where for r in range(BM) for k in range(BK)):
         return f"{name} holds {len(where)} of the tile's {BM * BK} elements of A (at 64 × 64 × 64, block 0)"
-    row, col = where[(1, 0)] - where[(0, 0)], where[(0, 1)] - where[(0, 0)]
-    size = f"{var.size // WORD} words for the tile's {BM * BK}"
-    if col == 1 and all(where[(r, k)] == r * row + k for r in range(BM) for k in range(BK)):
+    base = where[(0, 0)]
+    row, col = where[(1, 0)] - base, where[(0, 1)] - base
+    size = f"{var.size // WORD} words for the tile's {BM * BK}" + (f", from word {base}" if base else "")
+    if col == 1 and all(where[(r, k)] == base + r * row + k for r in range(BM) for k in range(BK)):
         pad = row - BK
         return f"row by row, rows {row} words apart ({f'padded by {pad}' if pad else 'not padded'}; {size})"
-    if row == 1 and all(where[(r, k)] == k * col + r for r in range(BM) for k in range(BK)):
+    if row == 1 and all(where[(r, k)] == base + k * col + r for r in range(BM) for k in range(BK)):
         pad = col - BM
         return (f"transposed: each step k of the tile is a row of {name}, {col} words apart "
                 f"({f'padded by {pad}' if pad else 'not padded'}; {size})")
