@@ -17,6 +17,7 @@ from helpers.core.paths import rel
 from helpers.course.write_it import compare, magic
 from helpers.course.write_it.judge import TIME_REPEAT, TIME_SIZE, time_beside
 from helpers.course.write_it.registry import exercises
+from helpers.measure import bench
 from helpers.run import backend
 from helpers.run.kernel_loader import load_kernel
 
@@ -110,10 +111,7 @@ def ladder(size: int = TIME_SIZE, ids=None) -> Ladder:
             if v.ok and on_gpu:
                 rung.times = _times(ex, path, size)
         rungs.append(rung)
-    provenance = None
-    if on_gpu:
-        from helpers.measure import bench
-        provenance = bench.provenance(f"python -m helpers ladder --mine --size {size}")
+    provenance = bench.provenance(f"python -m helpers ladder --mine --size {size}") if on_gpu else None
     return Ladder(rungs, backend.current().device_info().name if on_gpu else "the CPU emulator", size, provenance)
 
 
