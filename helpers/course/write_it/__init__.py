@@ -34,7 +34,7 @@ against float64 (C full of NaN where beta = 0), out-of-bounds accesses, barriers
 stage's lesson measured from the learner's own trace, and on a GPU the time beside the course's
 kernel and cuBLAS. A source that still holds TODO blocks and fails is "not done yet".
 
-Adding an exercise (stages 04-10 each get one): three files, nothing else to edit.
+Adding an exercise (stages 02-12 each have one): three files, nothing else to edit.
 
 1. helpers/course/write_it/stageNN.py (the registry finds every stageNN.py; stageNNb.py for a second
    exercise of a stage) defines
@@ -48,10 +48,14 @@ Adding an exercise (stages 04-10 each get one): three files, nothing else to edi
            course_kernel="04_1d_thread_tiling", course_config={...})   # the registered kernel timed beside it
 
    Optional fields: sizes (text), shapes (default verify.CATALOGUE), lesson_size (traced for the lesson,
-   block 0; multiples of every tile) and race_size (traced for races; first, middle and last block).
-   A lesson of your own goes in lessons.py if another stage may use it, else in stageNN.py.
-2. starters/NN.cu: the kernel with the stage's idea left as blocks marked `// TODO n: ...`; it must
-   compile and run (the notebook's cell runs it and gets "not done yet").
+   block 0; multiples of every tile), lesson_blocks, race_size (traced for races; first, middle and last
+   block); hints (levels 1 and 2, in words), previous (the exercise it grows from), headline (the lesson's
+   number the ladder shows); for more than one kernel or another signature, kernels and calls (stage11.py,
+   stage12.py), gpu_arch, same_bits. A lesson of your own goes in lessons.py if another stage may use it,
+   else in stageNN.py.
+2. starters/NN.cu: the contract and what is not the lesson as code, the stage's idea left as blocks marked
+   `// TODO n: ...` that state goals in words, never an index expression; it must compile and run (the
+   notebook's cell runs it and gets "not done yet").
 3. solutions/NN.cu: the same file with the TODO blocks written (the teacher's folder: student copies
    of the course leave solutions/ out).
 
