@@ -24,7 +24,6 @@ from helpers.run.gemm import launch_args
 BM = BN = BK = 32
 STAGES = 3
 THREADS = 160
-CONSUMERS = 128
 SHARED = STAGES * (BM * BK + BK * BN) * 4 + 1024     # the stages, and 1 KiB to align the first to 1024 bytes
 SIGNATURE = (("int", "M"), ("int", "N"), ("int", "K"), ("float", "alpha"), ("const __grid_constant__ TensorMap", "tmA"),
              ("const __grid_constant__ TensorMap", "tmB"), ("float", "beta"), ("float*", "C"))
@@ -55,13 +54,13 @@ def ring(tr: Trace, M: int, N: int, K: int) -> Lesson:
     copies = e[e["event"] == "copy issued"]
     issuers = sorted({int(t) for t in copies["thread"]})
     stages_used = sorted({int(s) for s in copies["stage"] if s >= 0})
-    # the producer's lead: k-tiles whose copies were issued, minus k-tiles every consumer has given back
-    given = e[(e["event"] == "arrive") & (e["barrier"] == "empty")]
-    per_tile = given.groupby(["stage", "round"]).size()
-    done_at = sorted(int(given[(given["stage"] == s) & (given["round"] == r)]["order"].max())
-                     for (s, r), n in per_tile.items() if n >= CONSUMERS)
+    # the producer's lead: k-tiles it has copied, minus the ones it has got back, when it copies one. A stage comes
+    # back when the producer's wait on its empty barrier for a round after the first passes (whatever the
+    # consumers' way of arriving: one per thread or one per warp)
+    back_at = e[(e["event"] == "wait passed") & (e["barrier"] == "empty") & (e["round"] >= 1)
+                & e["thread"].isin(issuers)]["order"].tolist()
     issued_at = sorted(int(g["order"].min()) for _, g in copies.groupby(["stage", "round"]))
-    lead = max((sum(1 for t in issued_at if t <= at) - sum(1 for t in done_at if t <= at) for at in issued_at),
+    lead = max((sum(1 for t in issued_at if t <= at) - sum(1 for t in back_at if t <= at) for at in issued_at),
                default=0)
     r = tr.records[(tr.records["block"] == tr.blocks[0]) & (tr.records["repeat"] == 0)]
     barriers = int(r["epoch"].max()) if r.size else 0
@@ -69,7 +68,7 @@ def ring(tr: Trace, M: int, N: int, K: int) -> Lesson:
     measured = (f"copies: {len(copies)} issued for {k_tiles} k-tiles, by thread{'s' * (len(issuers) != 1)} "
                 f"{', '.join(map(str, issuers)) or 'none'}; stages used: {', '.join(map(str, stages_used)) or 'none'} "
                 f"of {STAGES}",
-                f"the producer's lead: up to {lead} k-tiles copied ahead of the ones every consumer has given back "
+                f"the producer's lead: up to {lead} k-tiles copied and not yet given back by the consumers "
                 f"({STAGES} stages allow {STAGES})",
                 f"__syncthreads passed by block 0: {barriers} (the one after setting up the barriers is the only one "
                 f"the ring needs)")
