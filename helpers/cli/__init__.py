@@ -2,6 +2,8 @@
 
     python -m helpers info                     which backend runs, and the device card
     python -m helpers ladder [--size N]        every registered kernel: verified, and on a GPU timed
+    python -m helpers ladder --mine [--size N] your saved kernels (my_kernels/), checked, beside the course's:
+                                               each stage's lesson figure, and on a GPU the times
     python -m helpers check FILE.cu --kernel NAME --grid X,Y --block X,Y --mnk M,N,K
                                                run any kernel of the course signature once and verify it
                                                (--precision tf32: to TF32's accuracy, for tensor cores)
@@ -76,9 +78,12 @@ def parser() -> argparse.ArgumentParser:
     common.add_argument("--backend", choices=("cpu", "gpu"), help="default: the GPU when CuPy sees one")
     sub.add_parser("info", parents=[common], help="the backend and device card")
     lad = sub.add_parser("ladder", parents=[common], help="verify (and on a GPU time) every registered kernel")
-    lad.add_argument("--size", type=int, default=4096, help="M = N = K for the timings (default 4096)")
+    lad.add_argument("--size", type=int, help="M = N = K for the timings (default 4096; with --mine 2048)")
     lad.add_argument("--repeat", type=int, default=50, help="timed launches per kernel (default 50)")
     lad.add_argument("--json", help="also write the table, with provenance, to this file")
+    lad.add_argument("--mine", action="store_true",
+                     help="your saved kernels of the write-it exercises (my_kernels/), checked, beside the course's "
+                          "and cuBLAS (--size default 2048)")
     launch = argparse.ArgumentParser(add_help=False)  # one kernel of the course signature, once
     launch.add_argument("file", help="the .cu file")
     launch.add_argument("--kernel", required=True, help="the __global__ function's name")

@@ -26,6 +26,24 @@ from helpers.core.paths import KERNELS, NOTEBOOKS
 
 
 # ---- stages and their kernels --------------------------------------------------------------
+def arch_refusal(gpu_arch: str | None, name: str, compute_capability: str) -> str | None:
+    """Why a kernel that needs `gpu_arch` (None: any GPU; "sm_80": 8.0 and later; "sm_90a": 9.0 exactly) cannot
+    run on a GPU of that compute capability, or None: the GPUs that can, and that the emulator runs it anywhere."""
+    if gpu_arch is None:
+        return None
+    need = gpu_arch.removeprefix("sm_")
+    here = _base_arch(compute_capability).removeprefix("sm_")
+    exact = need.endswith("a")
+    if (here == need.rstrip("a")) if exact else int(here) >= int(need):
+        return None
+    cc = int(need.rstrip("a"))
+    wants = f"an sm_{need} GPU (compute capability {cc // 10}.{cc % 10}{' exactly' if exact else ' or later'})"
+    able = [a for a in ARCHS.values() if (a.name == f"sm_{cc}" if exact else int(a.name[3:]) >= cc)]
+    gpus = "; ".join(f"{a.name}: {a.gpus}" for a in able)
+    return (f"{name} needs {wants}; this is sm_{here}. GPUs that run it: {gpus}. The CPU emulator runs "
+            f"it on any machine (TBT_BACKEND=cpu), and its committed GPU results are in results/.")
+
+
 @dataclass(frozen=True)
 class Variant:
     """One kernel of a stage: kernels/<name>.cu, its __global__ function and configuration."""
@@ -59,19 +77,7 @@ class Variant:
     def unsupported_on(self, compute_capability: str) -> str | None:
         """Why this kernel cannot run on a GPU of that compute capability ("8.6", or "sm_86"), or None:
         the GPUs that can, and that the CPU emulator runs it anywhere."""
-        if self.gpu_arch is None:
-            return None
-        need = self.gpu_arch.removeprefix("sm_")
-        here = _base_arch(compute_capability).removeprefix("sm_")
-        exact = need.endswith("a")
-        if (here == need.rstrip("a")) if exact else int(here) >= int(need):
-            return None
-        cc = int(need.rstrip("a"))
-        wants = f"an sm_{need} GPU (compute capability {cc // 10}.{cc % 10}{' exactly' if exact else ' or later'})"
-        able = [a for a in ARCHS.values() if (a.name == f"sm_{cc}" if exact else int(a.name[3:]) >= cc)]
-        gpus = "; ".join(f"{a.name}: {a.gpus}" for a in able)
-        return (f"{self.name} needs {wants}; this is sm_{here}. GPUs that run it: {gpus}. The CPU emulator runs "
-                f"it on any machine (TBT_BACKEND=cpu), and its committed GPU results are in results/.")
+        return arch_refusal(self.gpu_arch, self.name, compute_capability)
 
     @property
     def parent_variant(self) -> "Variant | None":

@@ -53,6 +53,7 @@ class Trace:
     # accesses, `repeat` their ACCESS_KINDS), and a TMA copy issued, a barrier arrival or a wait passed (`offset`
     # the copy's destination or the barrier's address in shared memory, `repeat` the phase's parity).
     events: np.ndarray | None = None
+    shared_mem: int = 0                     # the launch's dynamic shared memory (bytes), to launch it again
 
     @property
     def threads_per_block(self) -> int:
@@ -138,7 +139,7 @@ def capture(path, name_expression: str, grid, block, args, blocks=None, shared_m
     records = _expand(raw, program)
     is_event = records["op"] >= min(EVENTS)
     return Trace(name_expression, source, grid, block, blocks, records[~is_event], buffers, itemsize,
-                 raw.shared, raw.dropped, records[is_event])
+                 raw.shared, raw.dropped, records[is_event], int(shared_mem))
 
 
 def capture_variant(variant: Variant, config: KernelConfig | None = None, M: int = 128, N: int = 128,

@@ -55,7 +55,8 @@ def test_04_reading_bs_for_every_multiply_add_fails_with_its_counts(tmp_path):
         ("acc[i] += As[threadRow * TM + i][k] * b;", "acc[i] += As[threadRow * TM + i][k] * Bs[k][threadCol];")))
     assert v.status == "failed" and v.failed_step == "lesson", str(v)
     assert "loads Bs 8 times per step k" in v.cause and "0.50 multiply-adds per shared load" in v.cause
-    assert v.line == _line_of(text, "* Bs[k][threadCol];") and "const float b = Bs[k][threadCol];" in v.hint
+    assert v.line == _line_of(text, "* Bs[k][threadCol];") and "once, into a register" in v.hint
+    assert "[" not in v.hint and "=" not in v.hint          # the goal in words: the code is hint 3's, on request
     assert v.numbers["Bs loads per thread per k"] == 8 and v.numbers["multiply-adds per shared load"] == 0.5
 
 
@@ -69,7 +70,7 @@ def test_05_loading_the_operands_one_result_at_a_time_fails_with_2_loads_per_res
     assert v.status == "failed" and v.failed_step == "lesson", str(v)
     assert "2.00 shared loads per result per step k" in v.cause and "needs 0.50" in v.cause
     assert "As 16 times and Bs 16 times" in v.cause
-    assert v.line == _line_of(text, "acc[i][j] += As[") and "a[i] * b[j]" in v.hint
+    assert v.line == _line_of(text, "acc[i][j] += As[") and "each once" in v.hint and "[" not in v.hint
     assert v.numbers["shared loads per result per k"] == 2 and v.numbers["results per thread"] == 16
 
 
@@ -91,11 +92,15 @@ def test_06_transposing_or_swizzling_passes_as_padding_does(tmp_path, fix):
     starter = write_it.exercise("06").starter_path.read_text()
     edits = {
         "transposed": (("__shared__ float As[BM][BK];", "__shared__ float As[BK][BM];"),
-                       ("As[r][c] = (", "As[c][r] = ("),
+                       ("As[r][c] = v;", "As[c][r] = v;"),
                        ("a[i] = As[threadRow * TM + i][k];", "a[i] = As[k][threadRow * TM + i];")),
-        "swizzled": (("As[r][c] = (", "As[r][c ^ (r / TM % 8)] = ("),
+        "swizzled": (("As[r][c] = v;", "As[r][c ^ (r / TM % 8)] = v;"),
                      ("a[i] = As[threadRow * TM + i][k];", "a[i] = As[threadRow * TM + i][k ^ (threadRow % 8)];")),
     }[fix]
     v, _ = _check(tmp_path, "06", fix, _edit(starter, *edits))
     assert v.ok, str(v)
     assert v.numbers["As max ways"] == 1 and v.numbers["As excess wavefronts"] == 0
+    # the verdict says what the learner did: the layout, as the trace shows it
+    lesson = next(s for s in v.steps if s.name == "lesson")
+    assert {"transposed": "your layout of A's tile in As: transposed", "swizzled": "in another order (a swizzle"}[fix] \
+        in "\n".join(lesson.lines)

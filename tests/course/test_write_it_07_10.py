@@ -79,7 +79,8 @@ def test_08_with_07s_mapping_fails_naming_the_warps_strip(tmp_path):
     assert v.numbers["warp 0 rows of A + columns of B read"] == 80
     # the diagnosis is each warp's line; the hint points to the notebook's hints, not the answer's code
     assert "warp 3: stores C's rows 48-63 × columns 0-63" in str(v)
-    assert "Hint 1" in v.hint and not any(w in v.hint for w in ("rowBase", "colBase", "warpRow", "laneRow", "%"))
+    assert "write_it.hint('08')" in v.hint and not any(w in v.hint for w in ("rowBase", "colBase", "warpRow",
+                                                                                 "laneRow", "%", "tid"))
 
 
 def test_a_wrong_result_from_an_unwritten_shared_read_reports_correct_then_safe(tmp_path):

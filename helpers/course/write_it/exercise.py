@@ -1,6 +1,11 @@
 """What one "write it yourself" exercise is: its contract (the kernel's name and signature, the
 launch geometry as a function of M, N, K, the sizes that must work, the stage's own rules), its
-starter and solution files, the lesson its check measures, and the course kernel it is timed beside."""
+starter and solution files, the lesson its check measures, the course kernel it is timed beside, its
+hints in levels, and the exercise whose kernel it grows from (`%%kernel NN --from-mine`).
+
+Most exercises are one launch of one kernel of the course signature (Launch). One that is not (split-K's
+two kernels and workspace, stage 12's tensor maps and dynamic shared memory) names its kernels and their
+parameters in `kernels` and says how it runs in `calls` (a function returning the Calls that compute C)."""
 
 from __future__ import annotations
 
@@ -8,8 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+
 from helpers.measure import verify
 from helpers.measure.trace import Trace
+from helpers.run.gemm import launch_args
 
 HERE = Path(__file__).resolve().parent
 STARTERS = HERE / "starters"        # handed out: what the notebook's %%kernel cell holds
@@ -20,9 +27,25 @@ SIGNATURE = (("int", "M"), ("int", "N"), ("int", "K"), ("float", "alpha"), ("con
              ("const float*", "B"), ("float", "beta"), ("float*", "C"))
 
 
-def signature_text(kernel: str) -> str:
-    params = ", ".join(f"{t} {n}" for t, n in SIGNATURE)
-    return f'extern "C" __global__ void {kernel}({params})'
+def signature_text(kernel: str, params: tuple[tuple[str, str], ...] = SIGNATURE) -> str:
+    text = ", ".join(f"{t} {n}" for t, n in params)
+    return f'extern "C" __global__ void {kernel}({text})'
+
+
+@dataclass(frozen=True)
+class Call:
+    """One launch of one of the learner's kernels: its name, geometry, arguments (arrays of the backend
+    that runs it) and dynamic shared memory; `keep`: arrays the arguments refer to without holding them."""
+    kernel: str
+    grid: tuple
+    block: tuple
+    args: tuple
+    shared_mem: int = 0
+    keep: tuple = ()
+
+
+# calls(exercise, M, N, K, alpha, A, B, beta, C, bk) -> the launches that compute C on backend bk's arrays
+Calls = Callable[..., list[Call]]
 
 
 @dataclass(frozen=True)
@@ -71,10 +94,22 @@ class Exercise:
     sizes: str = "any M, N, K ≥ 1"
     shapes: tuple[verify.Shape, ...] = verify.CATALOGUE
     lesson_size: tuple[int, int, int] = (64, 64, 64)    # traced for the lesson: block 0
+    # the blocks traced for it (linear indices), from the launch's grid (default: block 0)
+    lesson_blocks: Callable[[tuple], tuple[int, ...]] = lambda grid: (0,)
     race_size: tuple[int, int, int] = (67, 61, 53)      # traced for races: first, middle and last block
     precision: str = "fp32"        # the arithmetic the results are checked against: "tf32" for tensor cores
     # the stage's likely causes of a result wrong inside the matrices, not only at their edges ("": the general ones)
     interior_causes: str = ""
+    # Hints in levels (write_it.hint): the idea, then what each thread computes, then the code (level 3, given
+    # only when asked for by number). Each in words a learner reads before writing: no index expression below 3.
+    hints: tuple[str, ...] = ()
+    previous: str | None = None    # the exercise whose kernel this one grows from (%%kernel NN --from-mine)
+    headline: str = ""             # the lesson's number the learner's ladder shows (a key of Lesson.numbers)
+    # More than one kernel, or not the course signature: (name, parameters) of each, the first the one traced
+    kernels: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
+    calls: Calls | None = None     # how the kernels compute C (default: one launch of `kernel` with `launch`)
+    gpu_arch: str | None = None    # the GPUs that run it: None (every one), "sm_80", "sm_90a" (stages.Variant's)
+    same_bits: bool = False        # the result must be the same bits at every run: the check runs it twice
 
     def aligned_shape(self) -> verify.Shape:
         """A shape that is a multiple of every tile of the stage: 2 block tiles down, 3 across (M != N, so that
@@ -97,13 +132,25 @@ class Exercise:
         return SOLUTIONS / f"{self.id}.cu"
 
     def signature(self) -> str:
-        return signature_text(self.kernel)
+        return "; ".join(signature_text(name, params) for name, params in self.signatures())
+
+    def signatures(self) -> tuple[tuple[str, tuple[tuple[str, str], ...]], ...]:
+        """(name, parameters) of every kernel the contract names, the one traced first."""
+        return self.kernels or ((self.kernel, SIGNATURE),)
+
+    def launches(self, M: int, N: int, K: int, alpha, A, B, beta, C, bk) -> list[Call]:
+        """The launches that compute C = alpha A B + beta C with the learner's kernels, on backend bk's arrays."""
+        if self.calls is not None:
+            return self.calls(self, M, N, K, alpha, A, B, beta, C, bk)
+        return [Call(self.kernel, self.launch.grid(M, N, K), self.launch.block,
+                     launch_args(M, N, K, alpha, A, B, beta, C))]
 
     def contract(self) -> str:
         """The contract as every notebook states it (Markdown)."""
-        lines = [f"**Exercise {self.id} · {self.title}.** Write this kernel:",
+        kernels = [f"- `{signature_text(name, params)}`" for name, params in self.signatures()]
+        lines = [f"**Exercise {self.id} · {self.title}.** Write {'this kernel' if len(kernels) == 1 else 'these kernels'}:",
                  "",
-                 f"- `{self.signature()}`",
+                 *kernels,
                  "- row-major: A is M × K, B is K × N, C is M × N; C = alpha·A·B + beta·C, and with beta = 0, "
                  "C is not read (it may hold NaN)",
                  *(f"- {rule}" for rule in self.rules),

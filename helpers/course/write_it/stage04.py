@@ -28,8 +28,8 @@ def one_b_per_step(tr: Trace, M: int, N: int, K: int) -> Lesson:
                "shared loads": loads.total, "As loads per thread per k": a_k, "Bs loads per thread per k": b_k,
                "multiply-adds per shared load": per_load}
     measured = (
-        f"thread tile: {tiles.storing} threads store {tiles.results} elements of C, each thread {tiles.words()} "
-        f"(rows × columns)" + ("" if tiles.uniform else f" (not all: thread {tiles.example[0]} spans "
+        f"thread tile: {tiles.storing} threads store {tiles.results} elements of C, each thread {tiles.words()}"
+        + ("" if tiles.uniform else f" (not all: thread {tiles.example[0]} spans "
                                                              f"{tiles.example[1]} × {tiles.example[2]})"),
         f"shared loads per thread per step k: As {short_number(a_k)}, Bs {short_number(b_k)} "
         f"(stage 03's one result per thread: 1 and 1)",
@@ -43,8 +43,9 @@ def one_b_per_step(tr: Trace, M: int, N: int, K: int) -> Lesson:
         return fail(f"each thread should store TM = {TM} results of one column of C; in block 0, "
                     f"{tiles.storing} of {THREADS} threads store, thread {tiles.example[0]} spans "
                     f"{tiles.example[1]} rows × {tiles.example[2]} columns", tiles.line,
-                    f"thread t owns column t % {BN} and rows (t / {BN}) * {TM} .. (t / {BN}) * {TM} + {TM - 1} of the "
-                    f"block's tile: store acc[i] to row blockRow + threadRow * TM + i, column blockCol + threadCol.")
+                    f"give each of the {THREADS} threads one column of the block's tile and a run of {TM} neighbouring "
+                    f"rows in it, so that the threads cover the {BM} × {BN} tile once, and store each of its {TM} "
+                    f"results to its own row of that column.")
     for name, matrix in (("Bs", "B"), ("As", "A")):
         if not loads.count.get(name):
             return fail(thread_tiles.missing_tile(loads, name, matrix), None,
@@ -54,8 +55,8 @@ def one_b_per_step(tr: Trace, M: int, N: int, K: int) -> Lesson:
         return fail(f"each thread loads Bs {short_number(b_k)} times per step k: the value of B is read again "
                     f"for each of its multiply-adds, not reused from a register ({per_load:.2f} multiply-adds per "
                     f"shared load where 1D tiling reaches {TM / (TM + 1):.2f})", loads.line["Bs"],
-                    "read Bs[k][threadCol] once per k, before the loop over i: `const float b = Bs[k][threadCol];`, "
-                    "then `acc[i] += As[threadRow * TM + i][k] * b;`.")
+                    f"at each step k, read the thread's one value of B from Bs once, into a register, before the "
+                    f"{TM} multiply-adds that use it; they take it from the register.")
     if per_load < TM / (TM + 1) - 1e-9:
         return fail(f"block 0 makes {loads.total} shared loads for {fmas} multiply-adds, {per_load:.2f} per "
                     f"load where TM + 1 = {TM + 1} loads per TM = {TM} multiply-adds give {TM / (TM + 1):.2f} "
@@ -64,7 +65,17 @@ def one_b_per_step(tr: Trace, M: int, N: int, K: int) -> Lesson:
     return Lesson(True, measured, numbers=numbers)
 
 
+HINTS = (  # 1: the idea; 2: what each thread computes (3, the code, is the solution's: write_it.hint)
+    "In stage 03 every multiply-add costs two shared loads. A thread that computes several results of one "
+    "column needs the same value of B for all of them at a given step k: load it once into a register and "
+    "reuse it, and a shared load feeds TM multiply-adds instead of one.",
+    "Each thread owns one column of the block's tile and TM neighbouring rows of it (512 threads times 8 "
+    "results cover the 64 x 64 tile once; let neighbouring threads take neighbouring columns). Per step k "
+    "it reads its value of B once and its TM values of A, and does TM multiply-adds into TM accumulators.",
+)
+
 EXERCISE = Exercise(
+    hints=HINTS, previous="03", headline="multiply-adds per shared load",
     id="04", stage="04", kernel="sgemm_1d", title="1D thread tiling",
     launch=Launch(block=(THREADS,), per_block=(BN, BM)),
     rules=(f"a block computes a {BM} × {BN} tile of C; each of its {THREADS} threads computes TM = {TM} results "

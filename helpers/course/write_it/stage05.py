@@ -27,16 +27,21 @@ def outer_product(tr: Trace, M: int, N: int, K: int) -> Lesson:
     per_result = loads.total / fmas if fmas else float("inf")
     numbers = {"results per thread": tiles.shape[0] * tiles.shape[1], "multiply-adds": fmas,
                "shared loads": loads.total, "As loads per thread per k": a_k, "Bs loads per thread per k": b_k,
-               "shared loads per result per k": per_result}
+               "shared loads per result per k": per_result, "thread tile row step": tiles.steps[0],
+               "thread tile column step": tiles.steps[1]}
     measured = (
-        f"thread tile: {tiles.storing} threads store {tiles.results} elements of C, each thread {tiles.words()} "
-        f"(rows × columns)" + ("" if tiles.uniform else f" (not all: thread {tiles.example[0]} spans "
+        f"thread tile: {tiles.storing} threads store {tiles.results} elements of C, each thread {tiles.words()}"
+        + ("" if tiles.uniform else f" (not all: thread {tiles.example[0]} spans "
                                                         f"{tiles.example[1]} × {tiles.example[2]})"),
         f"shared loads per thread per step k: As {short_number(a_k)}, Bs {short_number(b_k)}, for "
         f"{tiles.shape[0] * tiles.shape[1]} multiply-adds",
         f"shared loads per result per step k: {loads.total} / ({tiles.results} × {K}) = {per_result:.3f} "
         f"((TM + TN) / (TM · TN) = {TM + TN}/{TM * TN} = {TARGET:.3f}; one result per thread: 2, "
-        f"stage 04's column of 8: {9 / 8:.3f})")
+        f"stage 04's column of 8: {9 / 8:.3f})") + ((
+        "your thread tile is spread, not a block of neighbours: the reuse of registers, the lesson, is the same "
+        "(each value loaded once per step feeds a whole row or column of products); where the spread changes "
+        "what a GPU does (the banks a warp reads, how its stores of C fall) is what write_it.side_by_side('05') "
+        "measures beside the course's kernel",) if tiles.strided and tiles.uniform else ())
 
     def fail(cause, line, hint):
         return Lesson(False, measured, cause, line, hint, numbers)
@@ -53,18 +58,29 @@ def outer_product(tr: Trace, M: int, N: int, K: int) -> Lesson:
                     f"{short_number(b_k)} times per step k, where it needs {TM} values of As and {TN} of Bs",
                     loads.line[name],
                     f"per step k, first copy the {TM} values of As and the {TN} of Bs a thread needs into registers, "
-                    f"each in a loop of its own (a[i] = As[threadRow * TM + i][k]; b[j] = Bs[k][threadCol * TN + j]), "
-                    f"then multiply-add from the registers only: acc[i][j] += a[i] * b[j].")
+                    f"each once, then form all {TM * TN} products from the registers only: no load of As or Bs "
+                    f"inside the loop over the products.")
     if not tiles.uniform or tiles.shape != (TM, TN) or tiles.storing != THREADS:
         return fail(f"each thread should store a {TM} × {TN} tile of C; in block 0, {tiles.storing} of {THREADS} "
                     f"threads store, thread {tiles.example[0]} spans {tiles.example[1]} rows × {tiles.example[2]} "
                     f"columns", tiles.line,
-                    f"thread t owns rows (t / {BN // TN}) * {TM} .. + {TM - 1} and columns (t % {BN // TN}) * {TN} .. "
-                    f"+ {TN - 1} of the block's tile: store acc[i][j] to each of them.")
+                    f"give each of the {THREADS} threads {TM} rows and {TN} columns of the block's tile, so that the "
+                    f"threads cover the {BM} × {BN} tile once, and store each of its {TM * TN} results to its own "
+                    f"row and column.")
     return Lesson(True, measured, numbers=numbers)
 
 
+HINTS = (  # 1: the idea; 2: what each thread computes (3, the code, is the solution's: write_it.hint)
+    "Stage 04 reuses the value of B from a register, but still loads a value of A for every multiply-add. "
+    "Give each thread a small square of results instead of a column: per step k it then needs TM values of "
+    "A and TN values of B, and their TM x TN products reuse each of them many times (an outer product).",
+    "Each thread owns TM rows and TN columns of the block's tile (256 threads times 16 results cover it "
+    "once). Per step k it copies its TM values of A and its TN values of B from the shared tiles into two "
+    "small register arrays, then adds every product of the two into its TM x TN accumulators.",
+)
+
 EXERCISE = Exercise(
+    hints=HINTS, previous="04", headline="shared loads per result per k",
     id="05", stage="05", kernel="sgemm_2d", title="2D thread tiling",
     launch=Launch(block=(THREADS,), per_block=(BN, BM)),
     rules=(f"a block computes a {BM} × {BN} tile of C; each of its {THREADS} threads computes a TM × TN = {TM} × {TN} "

@@ -8,9 +8,39 @@ from __future__ import annotations
 
 from helpers.course.write_it import stage05, thread_tiles
 from helpers.course.write_it.exercise import Exercise, Launch, Lesson
+from helpers.course.write_it.footprints import WORD, shared_sources
 from helpers.measure.trace import Trace
 
 BM, BN, BK, TM, TN, THREADS = stage05.BM, stage05.BN, stage05.BK, stage05.TM, stage05.TN, stage05.THREADS
+
+
+def layout(tr: Trace, K: int, name: str = "As") -> str:
+    """How the learner's kernel lays A's tile out in the shared array `name`, read from the trace of block 0
+    (the word each element of the tile was stored to): row by row (padded or not), transposed, or row by row
+    with each row's words permuted (a swizzle)."""
+    var = next((v for v in tr.shared_variables if v.name == name), None)
+    if var is None:
+        return f"no __shared__ array named {name}"
+    where: dict[tuple[int, int], int] = {}
+    for (space, word), (matrix, element) in shared_sources(tr, tr.blocks[0]).items():
+        offset = word * WORD - var.offset
+        if space == 1 and matrix == "A" and 0 <= offset < var.size:
+            where[(element // K, element % K % BK)] = offset // WORD
+    if len(where) < BM * BK or any((r, k) not in where for r in range(BM) for k in range(BK)):
+        return f"{name} holds {len(where)} of the tile's {BM * BK} elements of A (at 64 × 64 × 64, block 0)"
+    base = where[(0, 0)]
+    row, col = where[(1, 0)] - base, where[(0, 1)] - base
+    size = f"{var.size // WORD} words for the tile's {BM * BK}" + (f", from word {base}" if base else "")
+    if col == 1 and all(where[(r, k)] == base + r * row + k for r in range(BM) for k in range(BK)):
+        pad = row - BK
+        return f"row by row, rows {row} words apart ({f'padded by {pad}' if pad else 'not padded'}; {size})"
+    if row == 1 and all(where[(r, k)] == base + k * col + r for r in range(BM) for k in range(BK)):
+        pad = col - BM
+        return (f"transposed: each step k of the tile is a row of {name}, {col} words apart "
+                f"({f'padded by {pad}' if pad else 'not padded'}; {size})")
+    if all(sorted(where[(r, k)] - where[(r, 0)] // BK * BK for k in range(BK)) == list(range(BK)) for r in range(BM)):
+        return f"row by row, each row's {BK} words in another order (a swizzle; {size})"
+    return f"a layout of your own ({size})"
 
 
 def no_conflicts_on_as(tr: Trace, M: int, N: int, K: int) -> Lesson:
@@ -22,7 +52,8 @@ def no_conflicts_on_as(tr: Trace, M: int, N: int, K: int) -> Lesson:
     a, b = thread_tiles.conflicts(tr, "As"), thread_tiles.conflicts(tr, "Bs")
     numbers = {**tiling.numbers, "As load requests": a.requests, "As max ways": a.ways,
                "As excess wavefronts": a.excess, "As conflicted requests": a.conflicted, "Bs max ways": b.ways}
-    measured = (f"loads of {a.words()}",
+    measured = (f"your layout of A's tile in As: {layout(tr, K)}",
+                f"loads of {a.words()}",
                 f"(not judged here: loads of {b.words()})",
                 *tiling.measured)
     if a.ways > 1:
@@ -31,15 +62,27 @@ def no_conflicts_on_as(tr: Trace, M: int, N: int, K: int) -> Lesson:
                       f"the loads of As conflict {a.ways}-way: {a.conflicted} of block 0's {a.requests} warp requests "
                       f"that load As need more than one wavefront, {a.excess} wavefronts in excess (warp {q.warp}, "
                       f"line {q.line}: {a.worst_lanes})", q.line,
-                      f"lanes 0-15 and 16-31 of a warp are two thread rows, reading rows r and r + TM of As at the "
-                      f"same k (in the starter's As[BM][BK], TM * BK = {TM * BK} words apart, the same bank): give the "
-                      f"tile a layout that puts those words in "
-                      f"different banks (pad each row, store the tile transposed, or swizzle its columns: stage 06's "
-                      f"three kernels), and change the declaration, the store and the load of As together.", numbers)
+                      f"the lanes above read, at the same step k, words of As that lie in the same bank (32 words "
+                      f"apart, or a multiple of 32): give the tile a layout that puts the words one warp reads together "
+                      f"in different banks (pad each row, store the tile transposed, or swizzle its columns: stage "
+                      f"06's three kernels), and change the declaration, the store and the load of As together.",
+                      numbers)
     return Lesson(True, measured, numbers=numbers)
 
 
+HINTS = (  # 1: the idea; 2: what each thread computes (3, the code, is the solution's: write_it.hint)
+    "Shared memory has 32 banks, one word wide: the 32 lanes of a warp are served at once only if the words "
+    "they read lie in different banks (or are the same word). Find which lanes of a warp read As together "
+    "and how far apart their words are; then change where the tile's elements live so that those words "
+    "fall in different banks.",
+    "At one step k a warp's two rows of 16 threads read words of As TM rows apart. With rows BK = 8 words "
+    "long those words are 32 apart: the same bank. Three fixes: make each row one word longer (padding), "
+    "store the tile transposed (k-major: a warp's words become neighbours), or keep the size and permute "
+    "each row's words by a function of the row (a swizzle). Declaration, store and load must agree.",
+)
+
 EXERCISE = Exercise(
+    hints=HINTS, previous="05", headline="As max ways",
     id="06", stage="06", kernel="sgemm_conflict_free", title="bank conflicts",
     launch=Launch(block=(THREADS,), per_block=(BN, BM)),
     rules=(f"exercise 05's kernel: a block computes a {BM} × {BN} tile of C; each of its {THREADS} threads computes "

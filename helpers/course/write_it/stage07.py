@@ -71,7 +71,18 @@ def sixteen_byte_accesses(tr: Trace, M: int, N: int, K: int) -> Lesson:
                   f"(the {worst['op']} of {worst['array']} here).", numbers)
 
 
+HINTS = (  # 1: the idea; 2: what each thread computes (3, the code, is the solution's: write_it.hint)
+    "A float4 moves 16 bytes with one instruction where four floats take four. Use it for every global "
+    "access whose 4 floats lie inside the matrix and start at a 16-byte boundary, and keep the 4-byte path "
+    "for the others (the edges, rows whose length is not a multiple of 4).",
+    "Each thread copies one run of 4 floats of A and one of B per tile: load each with one 16-byte load "
+    "where the run is whole and aligned (load4 decides), and store it into shared memory with one 16-byte "
+    "store. At the end it updates each run of 4 elements of C with one 16-byte load (only where beta is "
+    "not zero) and one 16-byte store.",
+)
+
 EXERCISE = Exercise(
+    hints=HINTS, previous="06", headline="16-byte share",
     id="07", stage="07", kernel="sgemm_vectorized", title="vectorized float4 access",
     launch=Launch(block=(BM * BN // 16,), per_block=(BN, BM)),
     rules=(f"{BM} × {BN} block tiles, tiles of A and B {BK} deep in shared memory; each of the 256 threads computes "
@@ -82,5 +93,5 @@ EXERCISE = Exercise(
     lesson=sixteen_byte_accesses,
     lesson_text="16-byte accesses: every global load of A and B and every load and store of C is one aligned "
                 "16-byte access (block 0 of 64 × 64 × 64, traced)",
-    course_kernel="07_vectorized",
+    course_kernel="07_vectorized", course_config={"BM": BM, "BN": BN, "BK": BK, "TM": 4, "TN": 4},
 )

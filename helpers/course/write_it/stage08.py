@@ -31,11 +31,11 @@ def warp_tiles(rows: int, cols: int, warps: int):
             measured.append(f"per step k a warp reads {' / '.join(str(reads[f.warp]) for f in found)} values of A and "
                             f"B from shared memory for its {rows * cols} products ({rows} + {cols} = {rows + cols} "
                             f"for a {rows} × {cols} tile)")
-        # what to aim for, not the code of the answer: the notebook's hints under the %%kernel cell give that
-        hint = (f"compare the warps' lines above with the aim: the warp (tid / 32) should pick one of the {warps} "
+        # what to aim for, not the code of the answer: write_it.hint gives that, in levels, when asked
+        hint = (f"compare the warps' lines above with the aim: each warp should pick one of the {warps} "
                 f"tiles of {rows} × {cols} (a 2 × 2 grid), and its 32 lanes should cover that tile with their "
                 f"{TM} × {TN} results, so that it reads {rows} + {cols} = {rows + cols} values per step. Stuck? "
-                f"Hint 1 under the exercise's cell in the notebook.")
+                f"write_it.hint('08') gives the next hint.")
         if len(found) != warps:
             return Lesson(False, tuple(measured), f"block 0 has {len(found)} warps with accesses; the contract has "
                                                   f"{warps}", None, hint, numbers)
@@ -54,7 +54,18 @@ def warp_tiles(rows: int, cols: int, warps: int):
     return lesson
 
 
+HINTS = (  # 1: the idea; 2: what each thread computes (3, the code, is the solution's: write_it.hint)
+    "A warp whose lanes are spread over the block tile reads many rows of A and columns of B. Give each warp "
+    "a compact square of the block tile instead: its lanes then share the rows and columns they read, and "
+    "the warp reads 32 + 32 values per step for its 32 x 32 results.",
+    "The 4 warps take the 4 quarters of the block tile (a 2 x 2 grid); inside its warp's 32 x 32 quarter, "
+    "each lane takes a 4 x 8 tile of results (8 rows of lanes times 4 columns). Per step k a lane reads its "
+    "4 values of A (side by side in the transposed As) and its 8 values of B with 16-byte loads, then does "
+    "32 multiply-adds.",
+)
+
 EXERCISE = Exercise(
+    hints=HINTS, previous="07", headline="warp tiles",
     id="08", stage="08", kernel="sgemm_warp_tiling", title="warp tiling",
     launch=Launch(block=(32 * WARPS,), per_block=(BN, BM)),
     rules=(f"{BM} × {BN} block tiles, tiles of A and B 8 deep in shared memory (the starter copies them)",
@@ -64,4 +75,5 @@ EXERCISE = Exercise(
     lesson_text=f"warp tiles: each warp stores one {WM} × {WN} tile of C and reads from shared memory only that "
                 f"tile's {WM} rows of A and {WN} columns of B (block 0 of 64 × 64 × 64, traced)",
     course_kernel="08_warp_tiling",
+    course_config={"BM": BM, "BN": BN, "BK": 8, "WM": WM, "WN": WN, "TM": TM, "TN": TN},   # the exercise's tiles
 )

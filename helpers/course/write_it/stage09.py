@@ -97,7 +97,18 @@ def one_barrier_per_tile(bk: int):
     return lesson
 
 
+HINTS = (  # 1: the idea; 2: what each thread computes (3, the code, is the solution's: write_it.hint)
+    "With one buffer, a block waits for each tile's loads before it can compute. With two, the loads of the "
+    "next tile can be on their way while the current one is computed: issue them early, into registers, and "
+    "store them into the other buffer when the computing is done.",
+    "Before the loop, tile 0 goes into buffer 0 and the block waits once. In pass t: issue the loads of tile "
+    "t+1 (if any), compute on buffer t % 2, store the loaded values into the other buffer, then one barrier. "
+    "No barrier is needed before that store: the other buffer was last read in the pass before, which "
+    "ended with a barrier.",
+)
+
 EXERCISE = Exercise(
+    hints=HINTS, previous="08", headline="tiles computed while others load",
     id="09", stage="09", kernel="sgemm_double_buffering", title="double buffering",
     launch=Launch(block=(128,), per_block=(BN, BM)),
     rules=(f"exercise 08's {BM} × {BN} block tiles and 32 × 32 warp tiles (4 × 8 results per lane), tiles {BK} deep",
@@ -108,4 +119,5 @@ EXERCISE = Exercise(
     lesson_text="double buffering: tile t+1 loads while tile t is computed, one barrier per tile (the schedule of "
                 "block 0 of 64 × 64 × 64, 8 k-tiles, from its trace: helpers.measure.pipeline)",
     course_kernel="09_two_buffers",   # the step whose idea this exercise is (two buffers, one barrier a tile)
+    course_config={"BM": BM, "BN": BN, "BK": BK, "WM": 32, "WN": 32, "TM": 4, "TN": 8, "MIN_BLOCKS": 1},
 )

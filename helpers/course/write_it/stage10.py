@@ -67,7 +67,8 @@ def tf32_share(tr: Trace, M: int, N: int, K: int, seed: int = 10) -> tuple[float
     bk = backend.current()
     dC = bk.to_device(C0)
     load_kernel(tr.source.path, tr.kernel)(tr.grid, tr.block, launch_args(M, N, K, 1.0, bk.to_device(A),
-                                                                          bk.to_device(B), 0.0, dC))
+                                                                          bk.to_device(B), 0.0, dC),
+                                           shared_mem=tr.shared_mem)
     err = np.abs(bk.to_host(dC).astype(np.float64) - verify.reference(A, B, C0, 1.0, 0.0)[0])
     fp32, tf32 = (verify.reference(A, B, C0, 1.0, 0.0, p)[1] for p in ("fp32", "tf32"))
     return float(np.mean(~(err <= fp32))), float(np.max(np.where(np.isnan(err), np.inf, err / tf32)))
@@ -107,9 +108,9 @@ def tensor_cores(tr: Trace, M: int, N: int, K: int) -> Lesson:
                                               f"{ranges_text(bad.c_cols)} and reads rows {ranges_text(bad.a_rows)} "
                                               f"of A, columns {ranges_text(bad.b_cols)} of B: not one {TILE} × {TILE} "
                                               f"tile of its own", None,
-                      f"warp w computes the tile at row (w / 2) * {TILE}, column (w % 2) * {TILE} of the block tile: "
-                      f"its fragment of A starts at &As[warpRow * {TILE}][0], that of B at &Bs[0][warpCol * {TILE}], "
-                      f"and its results go to C's rows and columns of that tile.", numbers)
+                      f"each warp owns one {TILE} × {TILE} quarter of the block tile: its fragment of A starts at the "
+                      f"first of that quarter's rows of As, its fragment of B at the first of its columns of Bs, and "
+                      f"its results go to C's rows and columns of that quarter.", numbers)
     share, worst = tf32_share(tr, M, N, K)
     numbers.update({"share beyond FP32 tolerance": share, "worst error / TF32 tolerance": worst})
     measured.append(f"TF32 arithmetic: {100 * share:.0f} % of C's elements differ from float64 by more than FP32 "
@@ -123,7 +124,18 @@ def tensor_cores(tr: Trace, M: int, N: int, K: int) -> Lesson:
     return Lesson(True, tuple(measured), numbers=numbers)
 
 
+HINTS = (  # 1: the idea; 2: what each thread computes (3, the code, is the solution's: write_it.hint)
+    "Tensor cores multiply small matrices in one warp-wide instruction. With wmma a warp loads a fragment of "
+    "A and one of B from shared memory, multiplies them into an accumulator fragment with mma_sync, and "
+    "stores the accumulator at the end; TF32 fragments are m16n16k8.",
+    "Each of the 4 warps owns one 16 x 16 quarter of the 32 x 32 block tile. Per tile of 8 steps of k it "
+    "loads a 16 x 8 fragment of A from its 16 rows of As and an 8 x 16 fragment of B from its 16 columns "
+    "of Bs, and does one mma_sync. At the end it stores the accumulator into its staging tile and waits for "
+    "its own lanes (__syncwarp) before they read it back.",
+)
+
 EXERCISE = Exercise(
+    hints=HINTS, previous="09", headline="share beyond FP32 tolerance",
     id="10", stage="10", kernel="sgemm_tensor_cores", title="TF32 tensor cores",
     launch=Launch(block=(32 * WARPS,), per_block=(BN, BM)),
     rules=(f"{BM} × {BN} block tiles, tiles of A and B {BK} deep in shared memory (the starter copies them)",
@@ -135,7 +147,8 @@ EXERCISE = Exercise(
     lesson_text="tensor cores: wmma.mma.sync in NVRTC's PTX, each warp's fragments of A and B loaded with "
                 "load_matrix_sync for its own 16 × 16 tile of C, and TF32's error in the result (block 0 of "
                 "64 × 64 × 64, traced and run)",
-    course_kernel="10_tensor_cores",
+    # the nearest the course's kernel comes to the exercise's tiles (its copies need BK = 16 at 32 x 32)
+    course_kernel="10_tensor_cores", course_config={"BM": BM, "BN": BN, "BK": 16, "WM": TILE, "WN": TILE, "STAGES": 2, "ROUND": 0},
     precision="tf32",
     interior_causes=("With wmma, look first at each load_matrix_sync and store_matrix_sync: its ldm (last argument) "
                      "is the row length of the array in shared memory, As's for A's fragment, Bs's for B's, a "

@@ -25,10 +25,23 @@ class ThreadTiles:
     uniform: bool                 # every storing thread fills a shape[0] x shape[1] rectangle, each element once
     example: tuple[int, int, int]  # (thread, rows, columns) of a thread that differs (else of thread 0)
     line: int | None              # the source line of the stores
+    # how far apart the rows and the columns of the example thread lie: 1 neighbouring, s every s-th,
+    # None unevenly (or only one)
+    steps: tuple[int | None, int | None] = (None, None)
 
     def words(self) -> str:
+        """'4 × 4 (rows × columns): 4 neighbouring rows, 4 columns 16 apart': what the thread tile is, as the
+        learner's kernel made it."""
         rows, cols = self.shape
-        return f"{rows} × {cols}"
+        parts = [f"{n} neighbouring {what}" if step == 1 else f"{n} {what} {step} apart" if step else
+                 f"{n} {what}, unevenly spaced" for n, step, what in ((rows, self.steps[0], "rows"),
+                                                                       (cols, self.steps[1], "columns")) if n > 1]
+        return f"{rows} × {cols} (rows × columns)" + (f": {', '.join(parts)}" if parts else "")
+
+    @property
+    def strided(self) -> bool:
+        """Whether the thread's rows or columns are spread (not neighbours)."""
+        return any(s is not None and s > 1 for s in self.steps)
 
 
 def thread_tiles(tr: Trace, M: int, N: int) -> ThreadTiles:
@@ -43,17 +56,26 @@ def thread_tiles(tr: Trace, M: int, N: int) -> ThreadTiles:
         return ThreadTiles(tr.threads_per_block, 0, 0, (0, 0), False, (0, 0, 0), None)
     element = stores["offset"] // tr.itemsize[ids[0]]
     rows, cols = np.divmod(element, N)
-    spans = {}
+    spans, steps = {}, {}
     for t in np.unique(stores["thread"]):
         mine = stores["thread"] == t
-        n_rows, n_cols = np.unique(rows[mine]).size, np.unique(cols[mine]).size
-        spans[int(t)] = (n_rows, n_cols, int(mine.sum()), np.unique(element[mine]).size)
+        r, c = np.unique(rows[mine]), np.unique(cols[mine])
+        spans[int(t)] = (r.size, c.size, int(mine.sum()), np.unique(element[mine]).size)
+        steps[int(t)] = (_step(r), _step(c))
     shape = Counter((a, b) for a, b, _, _ in spans.values()).most_common(1)[0][0]
     odd = [t for t, (a, b, n, distinct) in spans.items() if (a, b) != shape or n != a * b or distinct != n]
     t = odd[0] if odd else min(spans)
     line = Counter(int(x) for x in stores["line"]).most_common(1)[0][0]
     return ThreadTiles(tr.threads_per_block, len(spans), int(np.unique(element).size), shape, not odd,
-                       (t, spans[t][0], spans[t][1]), line or None)
+                       (t, spans[t][0], spans[t][1]), line or None, steps[t])
+
+
+def _step(values: np.ndarray) -> int | None:
+    """The distance between sorted distinct values where it is the same throughout, else None (one value: None)."""
+    if values.size < 2:
+        return None
+    d = np.unique(np.diff(values))
+    return int(d[0]) if d.size == 1 else None
 
 
 # ---- shared loads, per __shared__ array -----------------------------------------------------------------

@@ -38,7 +38,7 @@ class Verdict:
     line: int | None = None
     code: str = ""                 # the learner's source line
     hint: str = ""
-    todo_lines: tuple[int, ...] = ()
+    todo_lines: tuple[int, ...] = ()   # TODO blocks still as the starter has them (diagnose.todo_lines)
     numbers: dict = field(default_factory=dict)   # what was measured, by name (for tests and grading)
 
     @property
@@ -72,10 +72,11 @@ class Verdict:
             return head + "PASSED: " + "; ".join(s.name for s in self.steps if s.ok) + "."
         at = f" (line {self.line} of {self.where})" if self.line else ""
         if self.status == NOT_DONE:
-            todos = ", ".join(map(str, self.todo_lines))
-            return (head + f"NOT DONE YET: line{'s' if len(self.todo_lines) > 1 else ''} {todos} of {self.where} "
-                           f"still say TODO, and the check stops at \"{self.failed_step}\"{at}. If you have written "
-                           f"those blocks, delete their TODO comments: the check then says what failed and why.")
+            todos, many = ", ".join(map(str, self.todo_lines)), len(self.todo_lines) > 1
+            return (head + f"NOT DONE YET: the TODO block{'s' * many} at line{'s' * many} {todos} of {self.where} "
+                           f"{'are' if many else 'is'} still the starter's (the code under {'them' if many else 'it'} "
+                           f"is unchanged), and the check stops at \"{self.failed_step}\"{at}. Write "
+                           f"{'them' if many else 'it'}, and the check says what fails and why.")
         return head + f"FAILED at \"{self.failed_step}\"{at}: {self.cause}"
 
     def __str__(self) -> str:

@@ -1,9 +1,10 @@
 // Exercise 06 · bank conflicts. C = alpha·A·B + beta·C, row-major; with beta = 0, C is not read.
 // Launched with block 256 and grid (ceil(N/64), ceil(M/64)): exercise 05's kernel, a 64 x 64 tile of C per
-// block and TM x TN = 4 x 4 results per thread. This starter is correct, but its loads of As conflict: the
-// 32 lanes of a warp hold two thread rows (16 threads per row of the tile), which at one step k read rows
-// of As TM = 4 apart, TM * BK = 32 words apart: the same bank, a 2-way conflict. Remove it (pad the rows of
-// As, store the tile transposed, or swizzle its columns: your choice) with the three TODO places together.
+// block and TM x TN = 4 x 4 results per thread. It is correct, but its loads of As conflict: a warp's 32
+// lanes are two rows of 16 threads, and at one step k the two rows read words of As that lie in the same
+// bank. Choose a layout of A's tile in shared memory that removes the conflict: the three TODO places (the
+// declaration of As, the store into it, the load from it) must agree on where each element of the tile is.
+// %%kernel 06 --from-mine starts from your own exercise 05 instead.
 #define BM 64
 #define BN 64
 #define BK 8
@@ -13,32 +14,32 @@
 
 extern "C" __global__ void sgemm_conflict_free(int M, int N, int K, float alpha, const float* A, const float* B,
                                                float beta, float* C) {
-  // TODO 1: the layout of the A tile in shared memory. In As[BM][BK], rows r and r + TM start TM * BK = 32
-  //         words apart: in the same bank.
-  __shared__ float As[BM][BK];  // the block's tile of A: its 64 rows of C x BK steps of k
-  __shared__ float Bs[BK][BN];  // the block's tile of B: BK steps of k x its 64 columns of C
+  // TODO 1: the layout of A's tile. In this one a row of the tile is BK words long, so the two thread rows
+  //         of a warp, TM rows of the tile apart, read words a multiple of 32 apart: the same bank.
+  __shared__ float As[BM][BK];
+  __shared__ float Bs[BK][BN];
   const int t = threadIdx.x;
-  const int threadCol = t % (BN / TN);  // this thread's tile: columns threadCol * TN .. threadCol * TN + TN - 1
-  const int threadRow = t / (BN / TN);  // and rows threadRow * TM .. threadRow * TM + TM - 1
+  const int threadCol = t % (BN / TN), threadRow = t / (BN / TN);  // a 4 x 4 block of neighbours per thread
   const int blockRow = blockIdx.y * BM, blockCol = blockIdx.x * BN;
-  float acc[TM][TN] = {};  // the thread's TM x TN results, in registers
-  float a[TM], b[TN];      // a column of As and a row of Bs, in registers
+  float acc[TM][TN] = {};
   for (int k0 = 0; k0 < K; k0 += BK) {
-    // 512 elements per tile, two per thread, zeros outside A and B
-    for (int e = t; e < BM * BK; e += THREADS) {
+    for (int e = t; e < BM * BK; e += THREADS) {  // two elements of each tile per thread, zeros past the edges
       const int r = e / BK, c = e % BK;
+      const float v = (blockRow + r < M && k0 + c < K) ? A[(blockRow + r) * K + k0 + c] : 0.0f;
       // TODO 2: store element (r, c) of A's tile where your layout puts it.
-      As[r][c] = (blockRow + r < M && k0 + c < K) ? A[(blockRow + r) * K + k0 + c] : 0.0f;
+      As[r][c] = v;
     }
     for (int e = t; e < BK * BN; e += THREADS) {
       const int r = e / BN, c = e % BN;
       Bs[r][c] = (k0 + r < K && blockCol + c < N) ? B[(k0 + r) * N + blockCol + c] : 0.0f;
     }
     __syncthreads();  // the tiles are complete before anyone reads them
-    // per step k, TM + TN shared loads into registers, then their TM x TN products (an outer product)
-    for (int k = 0; k < BK; ++k) {
-      // TODO 3: read element (threadRow * TM + i, k) of A's tile from where your layout put it.
-      for (int i = 0; i < TM; ++i) a[i] = As[threadRow * TM + i][k];
+    for (int k = 0; k < BK; ++k) {  // per step k, TM + TN shared loads, then TM x TN products
+      float a[TM], b[TN];
+      for (int i = 0; i < TM; ++i) {
+        // TODO 3: read the thread's value of A at step k from where your layout put it.
+        a[i] = As[threadRow * TM + i][k];
+      }
       for (int j = 0; j < TN; ++j) b[j] = Bs[k][threadCol * TN + j];
       for (int i = 0; i < TM; ++i)
         for (int j = 0; j < TN; ++j) acc[i][j] += a[i] * b[j];

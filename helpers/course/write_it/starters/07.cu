@@ -1,14 +1,16 @@
 // Exercise 07 · vectorized access. C = alpha·A·B + beta·C, row-major; with beta = 0, C is not read.
 // Launched with block 256 and grid (ceil(N/64), ceil(M/64)): each thread computes a 4 x 4 tile of C.
-// This starter compiles and runs, but computes nothing yet: fill in the three TODO blocks.
+// Given: the tiles' layout, which run of 4 floats each thread copies, the multiply-adds. Yours: moving 16 bytes
+// with one instruction wherever the run allows it. This starter compiles and runs, but computes nothing yet:
+// write the three TODO blocks.
 #define BM 64  // rows of C per block
 #define BN 64  // columns of C per block
 #define BK 16  // steps of k per tile
 
 // The 4 floats p[0..3] of a row, of which the first `count` lie inside the matrix (the others read as 0).
 __device__ float4 load4(const float* p, int count, bool aligned) {
-  // TODO 1: where `aligned` and all 4 floats lie inside the row (count >= 4), return them with ONE
-  //         16-byte load: read p as a const float4*. The 4-byte loads below are for the rest.
+  // TODO 1: where the run is aligned and all 4 of its floats lie inside the row, return them with one
+  //         16-byte load instead of four 4-byte ones. The 4-byte loads below are for every other run.
 
   return make_float4(count > 0 ? p[0] : 0.0f, count > 1 ? p[1] : 0.0f, count > 2 ? p[2] : 0.0f,
                      count > 3 ? p[3] : 0.0f);
@@ -30,10 +32,10 @@ extern "C" __global__ void sgemm_vectorized(int M, int N, int K, float alpha, co
   const int br = tid / (BN / 4), bc = tid % (BN / 4) * 4;
   float acc[4][4] = {};
   for (int k0 = 0; k0 < K; k0 += BK) {
-    // TODO 2: copy this thread's run of A, A[blockRow + ar][k0 + ac .. +3], into As[ar][ac .. +3], and its
-    //         run of B, B[k0 + br][blockCol + bc .. +3], into Bs[br][bc .. +3]: each with load4 (K - column
-    //         floats of A's row are left, N - column of B's; a row past M or K reads as zeros) and ONE
-    //         16-byte store into shared memory.
+    // TODO 2: copy this thread's run of 4 floats of A into its place in As, and its run of B into Bs
+    //         (the places named above), each with one call of load4 and one 16-byte store into shared
+    //         memory. load4 wants how many floats of the run's row remain from the run's first one; a run
+    //         in a row past the end of A or B is all zeros.
 
     __syncthreads();  // the tiles are complete before anyone reads them
     for (int k = 0; k < BK; ++k) {
@@ -53,8 +55,8 @@ extern "C" __global__ void sgemm_vectorized(int M, int N, int K, float alpha, co
     if (row >= M) continue;
     float* p = &C[row * N + col];
     if (alignedC && col + 4 <= N) {
-      // TODO 3: update C[row][col .. col+3] with ONE 16-byte load of C (only where beta != 0: with beta = 0,
-      //         C is not read) and ONE 16-byte store: alpha * acc[i][j] + beta * C[row][col + j].
+      // TODO 3: update these 4 elements of C with one 16-byte load of C, made only where beta is not 0
+      //         (with beta 0, C is not read), and one 16-byte store of the 4 new values.
 
     } else {  // the edge of C, or rows that are not 16-byte aligned: 4-byte accesses
       for (int j = 0; j < 4; ++j)

@@ -1,8 +1,9 @@
 // Exercise 08 · warp tiling. C = alpha·A·B + beta·C, row-major; with beta = 0, C is not read.
 // Launched with block 128 and grid (ceil(N/64), ceil(M/64)): 4 warps, each computing a 32 x 32 tile of
 // the block's 64 x 64 tile of C; each lane computes 4 x 8 elements inside its warp's tile.
-// This starter compiles and runs, but its lanes all sit in one corner and multiply nothing yet: fill in the
-// three TODO blocks.
+// Given: the tiles' copies (A's tile transposed) and the stores of C. Yours: where each warp and each lane
+// works, and the multiply-adds. This starter compiles and runs, but its lanes all sit in one corner and
+// multiply nothing yet: write the three TODO blocks.
 #define BM 64  // rows of C per block
 #define BN 64  // columns of C per block
 #define BK 8   // steps of k per tile
@@ -18,11 +19,11 @@ extern "C" __global__ void sgemm_warp_tiling(int M, int N, int K, float alpha, c
   const int tid = threadIdx.x;
   const int blockRow = blockIdx.y * BM, blockCol = blockIdx.x * BN;
   const int warp = tid / 32, lane = tid % 32;
-  // TODO 1: the warp's tile. The 4 warps form a 2 x 2 grid over the block tile: warp w's tile starts at
-  //         row warpRow * WM and column warpCol * WN of the block tile.
+  // TODO 1: the warp's tile. The 4 warps form a 2 x 2 grid of WM x WN tiles over the block tile: choose,
+  //         from the warp's number, which row and which column of that grid is this warp's.
   const int warpRow = 0, warpCol = 0;
-  // TODO 2: the lane's results inside its warp's tile. The 32 lanes form an 8 x 4 grid (WM/TM rows, WN/TN
-  //         columns) of TM x TN tiles over the warp's WM x WN tile: lane l is in row laneRow, column laneCol.
+  // TODO 2: the lane's results inside its warp's tile. The 32 lanes cover the warp's WM x WN tile with
+  //         TM x TN tiles of results, an 8 x 4 grid of them: choose this lane's row and column of that grid.
   const int laneRow = 0, laneCol = 0;
   const int rowBase = warpRow * WM + laneRow * TM;  // the block tile's rows rowBase .. +TM-1 are this lane's
   const int colBase = warpCol * WN + laneCol * TN;  // and its columns colBase .. +TN-1
@@ -40,9 +41,9 @@ extern "C" __global__ void sgemm_warp_tiling(int M, int N, int K, float alpha, c
       Bs[r][c] = row < K && col < N ? B[row * N + col] : 0.0f;
     }
     __syncthreads();  // the tiles are complete before anyone reads them
-    // TODO 3: for each step k of the tile, read the lane's TM values of A, As[k][rowBase .. +TM-1], and its
-    //         TN values of B, Bs[k][colBase .. +TN-1] (16-byte loads: float4), and add their TM x TN products
-    //         to acc[i][j].
+    // TODO 3: the multiply-adds of this tile. At each step k the lane needs TM values of A (its rows, which
+    //         lie side by side in a row of the transposed As) and TN values of B: read them with 16-byte
+    //         shared loads and add their TM x TN products to its results.
 
     __syncthreads();  // everyone is done reading before the next tiles overwrite them
   }

@@ -1,7 +1,9 @@
 // Exercise 09 · double buffering. C = alpha·A·B + beta·C, row-major; with beta = 0, C is not read.
 // Launched with block 128 and grid (ceil(N/64), ceil(M/64)): exercise 08's warp tiles (4 warps of 32 x 32,
 // 4 x 8 results per lane), with two buffers of each tile in shared memory.
-// This starter compiles and runs, but loads nothing yet: fill in the three TODO blocks.
+// Given: exercise 08's warp tiles, and the copies and multiply-adds of one tile as three functions. Yours:
+// the order in which the loop calls them, with two buffers and one barrier per tile. This starter compiles
+// and runs, but loads nothing yet: write the three TODO blocks.
 #define BM 64  // rows of C per block
 #define BN 64  // columns of C per block
 #define BK 8   // steps of k per tile
@@ -58,14 +60,15 @@ extern "C" __global__ void sgemm_double_buffering(int M, int N, int K, float alp
     }
   };
 
-  // TODO 1: before the loop, tile 0 into buffer 0 (load_tiles, store_tiles), complete before anyone reads it.
+  // TODO 1: before the loop, the first tile into the first buffer, complete before anyone reads it.
 
   for (int t = 0; t < numTiles; ++t) {
-    // TODO 2: if there is a tile t+1, issue its loads into registers NOW: they travel while tile t is computed.
+    // TODO 2: if there is a next tile, issue its loads into registers now: they travel while this one is
+    //         computed.
 
     multiply_tiles(t % 2);
-    // TODO 3: store tile t+1 into the other buffer, (t+1) % 2, then ONE __syncthreads(). Why is no barrier
-    //         needed before the store? (Which tile was last read from that buffer, and when?)
+    // TODO 3: store the next tile into the other buffer, then one __syncthreads(). Why is no barrier needed
+    //         before that store? (Which tile was last read from the other buffer, and when?)
 
   }
   for (int i = 0; i < TM; ++i) {

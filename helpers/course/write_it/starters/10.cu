@@ -1,7 +1,9 @@
 // Exercise 10 · TF32 tensor cores. C = alpha·A·B + beta·C, row-major; with beta = 0, C is not read.
 // Launched with block 128 and grid (ceil(N/32), ceil(M/32)): 4 warps, each computing one 16 x 16 tile of
 // the block's 32 x 32 tile of C with wmma's TF32 m16n16k8 (a GPU needs sm_80 or later).
-// This starter compiles and runs, but multiplies nothing yet: fill in the three TODO blocks.
+// Given: the tiles' copies, and the stores of C from each warp's staging tile. Yours: the tensor cores'
+// fragments and products. This starter compiles and runs, but multiplies nothing yet: write the three TODO
+// blocks.
 #include <mma.h>
 using namespace nvcuda;
 
@@ -18,8 +20,8 @@ extern "C" __global__ void sgemm_tensor_cores(int M, int N, int K, float alpha, 
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int warpRow = warp / 2, warpCol = warp % 2;  // the warp's tile: rows warpRow*16 .., columns warpCol*16 ..
   const int blockRow = blockIdx.y * BM, blockCol = blockIdx.x * BN;
-  // TODO 1: the warp's accumulator: a wmma::fragment<wmma::accumulator, 16, 16, 8, float>, its 16 x 16 floats
-  //         spread over the warp's 32 lanes, filled with 0.0f (wmma::fill_fragment).
+  // TODO 1: the warp's accumulator: a wmma fragment of 16 x 16 floats (m16n16k8) spread over the warp's
+  //         32 lanes, filled with zeros.
 
   for (int k0 = 0; k0 < K; k0 += BK) {
     // Each thread copies 2 elements of each tile (zeros outside A and B).
@@ -32,15 +34,15 @@ extern "C" __global__ void sgemm_tensor_cores(int M, int N, int K, float alpha, 
       Bs[r][c] = k0 + r < K && blockCol + c < N ? B[(k0 + r) * N + blockCol + c] : 0.0f;
     }
     __syncthreads();  // the tiles are complete before anyone reads them
-    // TODO 2: the warp's operands and one mma_sync: a 16 x 8 fragment of A (wmma::matrix_a, 16, 16, 8,
-    //         wmma::precision::tf32, wmma::row_major) from the warp's 16 rows of As, and an 8 x 16 fragment of B
-    //         (wmma::matrix_b, ...) from its 16 columns of Bs, each with wmma::load_matrix_sync(fragment,
-    //         address of its first element, floats per row of the array); then acc += a b: wmma::mma_sync.
+    // TODO 2: the warp's operands and one product on the tensor cores: a 16 x 8 fragment of A, TF32, from
+    //         the warp's 16 rows of As, and an 8 x 16 fragment of B from its 16 columns of Bs, each loaded
+    //         with load_matrix_sync (which wants the address of the fragment's first element and the
+    //         floats per row of the array it reads), then mma_sync into the accumulator.
 
     __syncthreads();  // everyone is done reading before the next tiles overwrite them
   }
-  // TODO 3: the accumulator into the warp's staging tile Cs[warp] (wmma::store_matrix_sync, 16 floats per row,
-  //         wmma::mem_row_major), and a __syncwarp(): the whole tile is written before its lanes read it below.
+  // TODO 3: the accumulator into the warp's own staging tile in Cs, row-major with 16 floats per row, and
+  //         a __syncwarp(): the whole tile is written before the warp's lanes read it below.
 
   // Lane l updates row l/2 of the warp's tile, columns (l%2)*8 .. +7, inside C.
   const int r = lane / 2, c0 = lane % 2 * 8;
