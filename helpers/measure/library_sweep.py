@@ -91,7 +91,7 @@ class _Calls:
             C = self.C[(precision, who)]
 
             def call():
-                library.sgemm(A, B, C, beta=1.0, out=C)
+                library.sgemm(A, B, C, beta=1.0, precision=precision, out=C)
                 self.count[key] += 1
         else:
             C = self.C[(precision, who)]

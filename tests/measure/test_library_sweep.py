@@ -78,7 +78,14 @@ def fake_gpu(monkeypatch, cpu_backend):
     monkeypatch.setattr(library_sweep, "cublas_gemm", cublas_gemm)
 
 
-def test_the_sweep_verifies_times_and_reports_every_call(fake_gpu):
+def test_the_sweep_verifies_times_and_reports_every_call(fake_gpu, monkeypatch):
+    asked = set()   # (precision, in place) of every timed beta = 1 call and every other call
+    real = library_sweep.library.sgemm
+
+    def sgemm(A, B, C=None, alpha=1.0, beta=0.0, precision="fp32", **kwargs):
+        asked.add((precision, kwargs.get("out") is not None))
+        return real(A, B, C, alpha, beta, precision, **kwargs)
+    monkeypatch.setattr(library_sweep.library, "sgemm", sgemm)
     data = library_sweep.sweep(shapes=((17, 13, 40),), held_out=((9, 20, 70),), n_repeat=2, rounds=2)   # two rounds: C of beta = 1 keeps what each added
     assert [r["held_out"] for r in data["rows"]] == [False, True]
     for r in data["rows"]:
@@ -97,6 +104,8 @@ def test_the_sweep_verifies_times_and_reports_every_call(fake_gpu):
     text = library_sweep.table_text(data)
     assert "9x20x70*" in text and "held out" in text and "MET" in text
     assert library_sweep.misses(data) == []
+    # the H100 run of 2026-11-27 timed FP32 as "TF32, beta = 1": every precision must reach the call it names
+    assert asked == {("fp32", False), ("fp32", True), ("tf32", False), ("tf32", True)}, asked
 
 
 def test_a_timed_call_that_stops_computing_is_not_reported(fake_gpu, monkeypatch):
