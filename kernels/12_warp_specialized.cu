@@ -22,12 +22,12 @@
 //   the host launches one block per SM, so a block's next tile loads while it writes the last
 //   one's results. Tiles are numbered down bands of GROUP_M tile rows, so the blocks working at
 //   one time share columns of B (and rows of A) in L2.
-// - TF32 rounding: the tensor cores take an FP32 input's top 10 mantissa bits (the errors measured
-//   agree with the rest being dropped, a truncation; no document promises it); cuBLAS rounds to nearest. 10_wgmma rounded in the kernel, at a cost of 22 %.
+// - TF32 rounding: the tensor cores take an FP32 input's top 10 mantissa bits (the rest dropped, a
+//   truncation, as an H100 did bit by bit; no document promises it); cuBLAS rounds to nearest. 10_wgmma rounded in the kernel, at a cost of 22 %.
 //   Here the kernel does nothing: a tensor map whose element type is TF32 (the host's choice,
 //   WarpSpecializedConfig.ROUND = 1) makes the copy engine round every element as it copies
-//   (measured on an H200: the errors of cuBLAS TF32, to every digit; to nearest, but whether ties
-//   go to even or away from zero errors cannot tell: tools/experiments/probe_tma_tf32.py reads it).
+//   (on an H200 the errors of cuBLAS TF32, to every digit; on an H100, bit by bit, to nearest with
+//   ties to even: tools/experiments/probe_tma_tf32.py, results/stage_10_12_h100_2026-11-27_beta/).
 // - The fragments of B: as in 10_wgmma, wgmma's rows g and g+8 of each warp are two neighbouring
 //   columns of C, read in one 8-byte load. Which columns is the kernel's choice: each half-warp takes
 //   two 16-byte runs four apart ({0, 4} and {1, 5}, or {2, 6} and {3, 7}) of a 32-float row of B's

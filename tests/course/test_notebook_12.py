@@ -7,6 +7,7 @@ import re
 import nbformat
 import pytest
 
+from helpers.core import results_files
 from helpers.core.paths import NOTEBOOKS, ROOT
 from helpers.course.exercises import stage12
 from helpers.measure import facts, hopper
@@ -79,3 +80,21 @@ def test_the_tile_count_the_prose_gives_is_the_configurations():
         for m in re.finditer(r"(\d+)³ \((\d+) tiles of (\d+) × (\d+)", c.source):
             n, tiles, bm, bn = map(int, m.groups())
             assert (bm, bn) != (cfg.BM, cfg.BN) or tiles == cfg.tiles(n, n), m[0]
+
+
+def test_what_the_prose_says_of_the_h100_beta_run_without_a_number_holds_in_its_file():
+    """Section 8 says, of results/stage_10_12_h100_2026-11-27_beta/: that against cuBLAS beta != 0 no longer costs the
+    kernel anything (every round with beta = 1 at or above the median with beta = 0, and reading C costs it less of its
+    speed than cuBLAS), that every timing was power-limited, and that the timings below the power limit were the run's
+    first three; notebook 10 that batching C gained less than round trips alone predict (more than an eighth left)."""
+    value = facts.value
+    run = results_files.read_json(notebook_12.BETA_RUN)
+    assert run["provenance"]["gpu"].startswith("NVIDIA H100")
+    k = "12_warp_specialized"
+    assert value(f"hopper_beta_pct_cublas_tf32/{k}/beta1/min") >= value(f"hopper_beta_pct_cublas_tf32/{k}/beta0/median")
+    assert value(f"hopper_beta_cost_pct/{k}") < value("hopper_beta_cost_pct/cublas_tf32")
+    assert value("hopper_beta_timings/power_limited") == value("hopper_beta_timings/all") == len(run["rows"])
+    below = [i for i, r in enumerate(run["rows"])
+             if r["clocks"]["power_w_median"] < 0.97 * r["clocks"]["power_limit_w"]]
+    assert below == [0, 1, 2]
+    assert value("hopper_beta_added_us/10_wgmma") > value("hopper_beta_added_us/10_wgmma_cbatch1") / 8

@@ -8,11 +8,12 @@ import struct
 import numpy as np
 import pytest
 
-from helpers.core import stages
+from helpers.core import results_files, stages
 from helpers.core.configs_hopper import TensorMapBox, WarpSpecializedConfig as WS
 from helpers.core.errors import BarrierError, KernelArgumentError, KernelCrashError
 from helpers.emulator.tensor_map import MAGIC, TensorMapArg
 from helpers.measure import hopper, memory, verify
+from helpers.measure.facts import notebook_12
 from helpers.run import cpu_backend, gemm, tensor_maps
 from helpers.run.kernel_loader import load_kernel
 
@@ -227,3 +228,34 @@ def test_the_tma_rounding_probe_reads_the_emulators_model_back(cpu_backend):
     landed, _, tensor = probe.run(bk, src, tf32=False)
     assert probe.verdict(landed, src)["verdict"] == "unchanged"
     assert probe.verdict(tensor, src, probe.tensor_mask(src, landed))["verdict"] == "truncation"
+
+
+def test_the_emulators_tf32_models_are_what_an_h100_did(cpu_backend):
+    """The same probe on an H100 (results/stage_10_12_h100_2026-11-27_beta/probe_tma_tf32.json, notebook 12 section 5):
+    the emulator's verdicts are the GPU's for both maps, where they landed and what the tensor cores multiplied, both
+    find cvt.rna rounding every tie away from zero, and every input the GPU run recorded as separating the models
+    (ties and their neighbours) comes out of the emulator with the GPU's bits."""
+    from helpers.run import backend
+    from tools.experiments import probe_tma_tf32 as probe
+    gpu = results_files.read_json(notebook_12.TMA_PROBE)
+    assert gpu["backend"] == "gpu" and gpu["provenance"]["gpu"].startswith("NVIDIA H100")
+    src = probe.inputs()
+    assert gpu["cases"] == src.size
+    columns = {}
+    for tf32, kind in ((True, "TF32 map"), (False, "FP32 map")):
+        landed, rna, tensor = probe.run(backend.current(), src, tf32=tf32)
+        here = {"landed in shared memory": probe.verdict(landed, src),
+                "what the tensor cores multiplied": probe.verdict(tensor, src, probe.tensor_mask(src, landed))}
+        for where, v in here.items():
+            assert v["verdict"] == gpu[kind][where]["verdict"], (kind, where, v["verdict"], gpu[kind][where]["verdict"])
+        columns[f"{kind}: landed"], columns[f"{kind}: tensor cores"] = landed, tensor
+    columns["cvt.rna"] = rna
+    away = "ties away (cvt.rna)"
+    assert probe.verdict(rna, src)[away]["ties"] and gpu["cvt.rna (__float_to_tf32)"][away]["ties"]
+    index = {int(u): i for i, u in enumerate(src.ravel())}
+    cases = gpu["separating cases"]
+    assert len(cases) >= 64
+    for case in cases:
+        i = index[int(case["input"], 16)]
+        for column, bits in columns.items():
+            assert f"{int(bits.ravel()[i]):08x}" == case[column], (case["input"], column, case[column])

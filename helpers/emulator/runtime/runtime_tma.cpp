@@ -168,8 +168,9 @@ void wake_waiters_of(uintptr_t bar) {
     if (fibers[i].state == kWaitMbarrier && waiting_for[i] == bar) fibers[i].state = kRunnable;
 }
 
-// What a TF32 tensor map delivers, as the emulator models it: round to nearest, ties to even. Errors measured on a GPU
-// cannot tell ties-to-even from cvt.rna's ties-away; tools/experiments/probe_tma_tf32.py reads a GPU's bit by bit.
+// What a TF32 tensor map delivers: round to nearest, ties to even, which no document states but an H100 did bit by bit
+// (tools/experiments/probe_tma_tf32.py: results/stage_10_12_h100_2026-11-27_beta/probe_tma_tf32.json; errors alone
+// cannot tell it from cvt.rna's ties-away). tests/stages/test_12.py holds this model to that file.
 float tf32_nearest(float v) {
   uint32_t u;
   std::memcpy(&u, &v, 4);
