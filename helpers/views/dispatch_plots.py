@@ -3,12 +3,15 @@ committed sweep (% of cuBLAS per shape for the dispatcher and the fixed best ker
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import matplotlib
+import matplotlib.pyplot as plt
 
 from helpers.core import stages
 from helpers.core.configs import ceil_div
+from helpers.measure import stream_k
 from helpers.measure.dispatch_table import load_sweep
 from helpers.run import dispatch
 from helpers.views.style import SVG_RC, save_svg
@@ -71,10 +74,6 @@ def plot_model(M: int, N: int, K: int, machine: dispatch.Machine):
 def plot_stream_k(M: int, N: int, K: int, ctas: int, config=None):
     """The k-tiles each of `ctas` blocks multiplies at M x N x K, tiles walked whole (12's schedule, SK_WAVES = 0)
     against stream-K (the config's SK_WAVES), by the kernel's own rule (measure.stream_k.schedule). Returns the figure."""
-    import dataclasses
-
-    import matplotlib.pyplot as plt
-    from helpers.measure import stream_k
     config = config or stages.variant(stream_k.VARIANT).default
     whole = stream_k.schedule(M, N, K, dataclasses.replace(config, SK_WAVES=0), ctas)["k-tiles"]
     shared = stream_k.schedule(M, N, K, config, ctas)["k-tiles"]
