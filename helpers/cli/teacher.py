@@ -6,8 +6,8 @@
 
 What an answer is here: every checked exercise is one call of a checker in a code cell,
 `check_05_exercise_1(("?", "?"))`; the learner replaces the placeholders with an answer. The
-solutions are not in the notebooks: each stage's module of helpers/course/exercises registers them
-beside its checkers (SOLUTIONS), computed the way the checkers compute their answers.
+solutions are not in the notebooks: helpers/course/exercises/solutions/ registers them (SOLUTIONS),
+computed the way the checkers compute their answers, in a folder the grader's sandbox leaves out.
 
 - A **student copy** has every checker call back on its placeholder (whatever answer the source
   notebook held), the checkers and everything else kept, and by default the outputs of the cells

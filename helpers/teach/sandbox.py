@@ -4,7 +4,8 @@ process of its own, never in the grader's.
 
 What the sandbox sees: the system's /usr and /etc, Python (the course's virtual environment and the
 Python it was made from) and the course's folder, all read-only; the course's folder without .git,
-helpers/course/write_it/solutions/ and my_kernels/ (the reference kernels, the teacher's own). What
+helpers/course/write_it/solutions/, helpers/course/exercises/solutions/ and my_kernels/ (the reference
+kernels, the solution registry, the teacher's own kernels). What
 it may write: fresh tmpfs folders (/tmp, its HOME inside it, /dev/shm and the notebooks/ folder, its
 working directory), each at most Limits.scratch_bytes, gone when it ends. It has no network (its own
 empty network namespace), sees only its own processes, runs in a session of its own, dies with the
@@ -42,7 +43,8 @@ from helpers.core.paths import NOTEBOOKS, ROOT
 
 GiB = 2 ** 30
 SANDBOX_UID = 65534                        # nobody: who the sandbox runs as when the grader is root
-HIDDEN = (".git", "helpers/course/write_it/solutions", "my_kernels")   # never mounted in the sandbox
+# never mounted in the sandbox: the history, the reference kernels, the solution registry, the teacher's kernels
+HIDDEN = (".git", "helpers/course/write_it/solutions", "helpers/course/exercises/solutions", "my_kernels")
 HOME = "/tmp/home"
 RESULT = "TBT-SANDBOX-RESULT "             # how the runner's lines start (then JSON): one per cell, one at the end
 ANSWER_MIME = "application/vnd.tile-by-tile.answer+json"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-SOLUTION_NAMES = {"solution", "SOLUTIONS", "teacher_copy", "write_copies"}
+SOLUTION_NAMES = {"solution", "solutions", "SOLUTIONS", "teacher_copy", "write_copies"}
 
 
 class _NotConstant(Exception):
