@@ -9,7 +9,8 @@
               line) and, in a trace of the first, a middle and the last block, no race and no read of
               unwritten shared memory (helpers.measure.memory)
     lesson    the stage's lesson measured from the trace of your kernel (helpers.course.write_it.lessons)
-    timing    on a GPU: your kernel, the course's and cuBLAS at 2048³ (helpers.measure.bench)
+    timing    on a GPU: your kernel, the course's and cuBLAS at 2048³ (helpers.measure.bench); each of your
+              launches on fresh inputs and checked, the time held to the speed of light (measure/fair_timing.py)
 
 The emulator stops an out-of-bounds access while "correct" runs the shapes, and a wrong result is traced
 for a race first: either fails "safe", but the report keeps the order above, "correct" first (not
@@ -30,7 +31,7 @@ from helpers.course.write_it import barriers, diagnose
 from helpers.course.write_it.exercise import Exercise
 from helpers.course.write_it.registry import exercise as find
 from helpers.course.write_it.verdict import Verdict
-from helpers.measure import bench, memory, trace, verify
+from helpers.measure import bench, fair_timing, memory, trace, verify
 from helpers.run import backend
 from helpers.run.gemm import launch_args
 from helpers.run.kernel_loader import Kernel, load_kernel
@@ -236,6 +237,9 @@ def _timing(ex: Exercise, kernel: Kernel, v: Verdict, size: int) -> None:
         return
     try:
         _time(ex, kernel, v, size)
+    except fair_timing.UnfairTimingError as e:    # the timed launches skipped their work, or beat the GPU's peak
+        v.fail("timing", str(e), "time a kernel only when every launch computes its whole C from the A and B it is "
+                                 "given; keep no state between launches.")
     except CourseError as e:     # the course's kernel cannot run on this GPU, or the memory is short
         v.skipped("timing", f"not timed: {str(e).splitlines()[0]}")
 
@@ -245,7 +249,10 @@ def _time(ex: Exercise, kernel: Kernel, v: Verdict, size: int) -> None:
     bench.check_timing(M, N, K, TIME_REPEAT)
     A, B, C = bench.device_operands(M, N, K)
     run = kernel.timed_launcher(ex.launch.grid(M, N, K), ex.launch.block, launch_args(M, N, K, 1.0, A, B, 0.0, C))
-    yours = bench.time_call(run, n_repeat=TIME_REPEAT)
+    # every launch on fresh A and B and a C of NaN, each C checked, the median held to the speed of light
+    yours = fair_timing.time_fresh(run, *fair_timing.gpu_parts(A, B, C, ex.precision), n_repeat=TIME_REPEAT)
+    fair_timing.check_speed_of_light(yours, M, N, K, fair_timing.speed_of_light(
+        backend.current().device_info(), ex.precision), "your kernel")
     course = stages.variant(ex.course_kernel)
     config = course.config(**ex.course_config) if ex.course_config else None
     theirs, _ = bench.time_variant(course, M, N, K, config, n_repeat=TIME_REPEAT)
