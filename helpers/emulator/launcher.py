@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from helpers.core.errors import BarrierError, CacheError, KernelArgumentError, KernelCrashError, KernelRuntimeError, KernelTimeoutError, LaunchConfigError, OutOfBoundsError, UnsupportedFeatureError
+from helpers.emulator import build_cache
 from helpers.emulator.compiler import EntryInfo, ParamInfo, Program, rebuild
 from helpers.emulator.tensor_map import SIZE as TENSOR_MAP_SIZE
 from helpers.emulator.tensor_map import TensorMapArg
@@ -130,9 +131,14 @@ class RawTrace:
 def launch(program: Program, name_expression: str, grid, block, args, shared_mem: int = 0,
            timeout: float | None = None, workers: int | None = None) -> float:
     """Runs the kernel to completion; returns the grid's run time in seconds (no process start)."""
+    program = _verified(program)
     try:
         return _launch(program, name_expression, grid, block, args, shared_mem, timeout, workers)[0]
     except _Unstartable:  # its cached program was damaged since it was built: built again, once
+        return _launch(rebuild(program), name_expression, grid, block, args, shared_mem, timeout, workers)[0]
+    except KernelRuntimeError as e:
+        if not _damaged_since_built(program, e):
+            raise
         return _launch(rebuild(program), name_expression, grid, block, args, shared_mem, timeout, workers)[0]
 
 
@@ -142,12 +148,31 @@ def trace(program: Program, name_expression: str, grid, block, args, blocks, sha
     shared and global access of their threads. Needs a checks="trace" build."""
     if program.checks != "trace":
         raise ValueError("tracing needs a program built with checks='trace'")
+    program = _verified(program)
     try:
         return _launch(program, name_expression, grid, block, args, shared_mem, timeout, 1,
                        trace_blocks=tuple(blocks), trace_capacity=capacity)[1]
-    except _Unstartable:  # as in launch()
+    except (_Unstartable, KernelRuntimeError) as e:  # as in launch()
+        if not isinstance(e, _Unstartable) and not _damaged_since_built(program, e):
+            raise
         return _launch(rebuild(program), name_expression, grid, block, args, shared_mem, timeout, 1,
                        trace_blocks=tuple(blocks), trace_capacity=capacity)[1]
+
+
+def _verified(program: Program) -> Program:
+    """The program, its file checked before it runs: by its identity (a stat), hashed again when that changed
+    (a file rewritten in place keeping its size and date still has a new change time); built again if damaged."""
+    if build_cache.problem(program.executable.parent, program.executable.name) is None:
+        return program
+    return rebuild(program)
+
+
+def _damaged_since_built(program: Program, e: Exception) -> bool:
+    """Whether a program that failed unexpectedly or crashed (a fault the runtime cannot tell from the kernel's)
+    is no longer what its build wrote: its cache entry hashed again, whatever its size and date say. The rebuild
+    that follows says so in one line (build_cache.entry)."""
+    return type(e) in (KernelRuntimeError, KernelCrashError) and \
+        build_cache.problem(program.executable.parent, program.executable.name, recheck=True) is not None
 
 
 def _buffer_index(buffers: list, a: np.ndarray, name_expression: str) -> int:
