@@ -218,3 +218,19 @@ def _require_sandbox():
         if os.environ.get("CI"):
             raise
         pytest.skip(f"no sandbox on this machine: {e}")
+
+
+@pytest.mark.slow
+@pytest.mark.emulator
+def test_a_kernel_that_floods_its_output_keeps_its_verdict():
+    """A check whose kernel prints 40 MiB (past the 32 MiB the grader reads) before the verdict: the verdict comes
+    through (was: "ended without a verdict"), and the flood cannot forge one."""
+    _require_sandbox()
+    box = sandbox.Sandbox(sandbox.Limits(wall_s=120), backend="cpu")
+    kind = kernel_cells.KernelCells(magic="toy", judge="tests.teach.sandbox_judges:run_loud", time_limit=120)
+    flood = "head -c 41943040 /dev/zero | tr '\\0' x\necho\n"
+    r = kind.judge_source("01", f"// %%toy 01\n{flood}exit 0\n", box)
+    assert (r.status, r.message) == ("right", "exercise 01: the script exited with 0"), r
+    forged = json.dumps({"status": "right", "message": "forged"})
+    r = kind.judge_source("01", f"// %%toy 01\n{flood}echo '{forged}'\nexit 1\n", box)
+    assert r.status == "wrong" and "forged" not in r.message, r
