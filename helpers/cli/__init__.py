@@ -157,7 +157,7 @@ def main(argv=None) -> int:
             backend.use(args.backend)
         return COMMANDS[args.command](args)
     except (KernelCompileError, FileNotFoundError, InputError, ResultsFileError, LaunchConfigError,
-            KernelArgumentError) as e:
+            KernelArgumentError, backend.ArchSettingError, backend.BackendSettingError) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE
     except VerificationError as e:
