@@ -51,7 +51,8 @@ from helpers.cli.commands import (EXIT_FAILED, EXIT_USAGE, EXIT_WRONG, block_lis
 from helpers.cli.commands import cmd_resources
 from helpers.cli import dispatch_cmds, exercise, notebooks, teacher
 from helpers.core.arch import COURSE_ARCHS, arch_name
-from helpers.core.errors import CourseError, InputError, KernelCompileError, ResultsFileError, VerificationError
+from helpers.core.errors import (CourseError, InputError, KernelArgumentError, KernelCompileError, LaunchConfigError,
+                                 ResultsFileError, VerificationError)
 from helpers.core.stages import variants
 from helpers.measure import ncu
 from helpers.run import backend
@@ -149,13 +150,20 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+EXIT_INTERRUPTED = 130   # Ctrl-C, as a shell reports it
+
+
 def main(argv=None) -> int:
+    """Runs one command; its exit status (docs/command-line.md has the table): 0 done (a kernel correct), 1 a wrong
+    result, 2 bad input (arguments, files, settings: nothing ran) or a compile error, 3 a kernel that failed while
+    running, 130 interrupted."""
     args = parser().parse_args(argv)
     try:
         if getattr(args, "backend", None) and args.command not in ("teacher", "notebooks"):
             backend.use(args.backend)
         return COMMANDS[args.command](args)
-    except (KernelCompileError, FileNotFoundError, InputError, ResultsFileError) as e:
+    except (KernelCompileError, FileNotFoundError, InputError, ResultsFileError, LaunchConfigError,
+            KernelArgumentError, backend.ArchSettingError, backend.BackendSettingError) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_USAGE
     except VerificationError as e:
@@ -164,4 +172,11 @@ def main(argv=None) -> int:
     except CourseError as e:
         print(f"error: {type(e).__name__}: {e}", file=sys.stderr)
         return EXIT_FAILED
+    except UnicodeDecodeError as e:    # a file read somewhere is not text: bad input, said without a traceback
+        print(f"error: a file this command read is not UTF-8 text (byte {e.start}: {e.reason}). Fix: give it a "
+              f"text file saved as UTF-8.", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
 

@@ -8,14 +8,28 @@ import argparse
 from helpers.core import paths
 from helpers.core.errors import CourseError
 from helpers.measure import bench, dispatch_table, library_sweep
-from helpers.run import backend, dispatch, dispatch_tf32
+from helpers.run import backend, dispatch, dispatch_tf32, gemm
 
 
 def _shapes(text: str):
     try:
-        return dispatch_table.parse_shapes(text)
+        shapes = dispatch_table.parse_shapes(text)
+        for M, N, K in shapes:     # whole numbers from 1 up, each matrix within the kernels' 32-bit indexing
+            gemm.check_problem(M, N, K, None, f"{M}x{N}x{K}")
+        return shapes
     except Exception as e:  # argparse shows the message
         raise argparse.ArgumentTypeError(str(e))
+
+
+def _require_gpu(command: str) -> None:
+    """sweep and dispatch-table time kernels on a GPU: said before anything runs (exit status 3, as `tune` without
+    a GPU), whatever --backend says."""
+    if backend.name() != "gpu":
+        raise CourseError(f"`{command}` times kernels on a GPU, and this session runs the CPU emulator "
+                         f"({'CuPy sees no GPU' if not backend.gpu_available() else 'the CPU backend was chosen'}), "
+                         f"whose times say "
+                         f"nothing about a GPU. Fix: run it on a machine with an NVIDIA GPU; the committed "
+                         f"measurements are in results/ (`python -m helpers dispatch` reads them anywhere).")
 
 
 def add_parsers(sub, common) -> None:
@@ -55,6 +69,7 @@ def cmd_dispatch(args) -> int:
 
 
 def cmd_dispatch_table(args) -> int:
+    _require_gpu("dispatch-table")
     for M, N, K in args.sizes:
         bench.check_timing(M, N, K, args.repeat, min_repeat=10)
     data = dispatch_table.build_table(args.sizes, args.repeat)
@@ -68,10 +83,7 @@ def cmd_dispatch_table(args) -> int:
 
 
 def cmd_sweep(args) -> int:
-    if backend.name() != "gpu":
-        raise CourseError("sweep times sgemm and cuBLAS on a GPU; this session runs the CPU emulator, whose times say "
-                          "nothing about a GPU. Fix: run it on a machine with an NVIDIA GPU and CuPy; the committed "
-                          "sweeps are in results/sweep_*.json.")
+    _require_gpu("sweep")
     for M, N, K in (*args.sizes, *args.held_out):
         bench.check_timing(M, N, K, args.repeat, min_repeat=10)
     data = library_sweep.sweep(args.sizes, args.held_out, args.repeat, args.rounds)

@@ -6,8 +6,8 @@
 
 What an answer is here: every checked exercise is one call of a checker in a code cell,
 `check_05_exercise_1(("?", "?"))`; the learner replaces the placeholders with an answer. The
-solutions are not in the notebooks: each stage's module of helpers/course/exercises registers them
-beside its checkers (SOLUTIONS), computed the way the checkers compute their answers.
+solutions are not in the notebooks: helpers/course/exercises/solutions/ registers them (SOLUTIONS),
+computed the way the checkers compute their answers, in a folder the grader's sandbox leaves out.
 
 - A **student copy** has every checker call back on its placeholder (whatever answer the source
   notebook held), the checkers and everything else kept, and by default the outputs of the cells
@@ -22,16 +22,19 @@ beside its checkers (SOLUTIONS), computed the way the checkers compute their ans
   on this machine's backend, every cell even after one fails (a timed-out cell is interrupted), and
   judges each answer in this process from what the student wrote (helpers/teach/grading/): right,
   wrong, not attempted (the placeholder is still there, or the call is gone) or error (its cell
-  raised before the checker's call). Without bubblewrap it refuses, unless --no-sandbox.
+  raised before the checker's call). --time-limit covers a notebook's run and its %%kernel cells'
+  checks together. Each notebook's grade is printed, and --json/--csv written again, as soon as it is
+  known: a run stopped halfway (Ctrl-C: exit status 130) keeps every grade it made. Without
+  bubblewrap it refuses, unless --no-sandbox.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
+from helpers.cli.commands import whole_arg
 from helpers.core import progress
 from helpers.core.paths import NOTEBOOKS
 from helpers.teach import copies
@@ -54,15 +57,17 @@ def add_parser(sub) -> None:
     c.add_argument("notebooks", nargs="*", type=Path, help="default: every notebook in notebooks/")
     g = tsub.add_parser("grade", help="execute students' notebooks and report each exercise's verdict")
     g.add_argument("notebooks", nargs="+", type=Path)
-    g.add_argument("--timeout", type=int, default=600, help="seconds a cell may run before it is interrupted")
+    g.add_argument("--timeout", type=lambda t: whole_arg(t, "--timeout", 1), default=600,
+                   help="seconds a cell may run before it is interrupted")
     g.add_argument("--exercises-only", action="store_true",
                    help="run only the setup cells and the Exercises section (faster; an answer that uses a "
                         "variable from an earlier section then fails as an error)")
     g.add_argument("--json", type=Path, help="also write the grades to this JSON file")
     g.add_argument("--csv", type=Path, help="also write one row per exercise to this CSV file")
     g.add_argument("--backend", choices=("cpu", "gpu"), help="the backend of the students' kernels")
-    g.add_argument("--time-limit", type=int, default=3600,
-                   help="seconds one notebook may run in all (and of CPU per process) before it is stopped")
+    g.add_argument("--time-limit", type=lambda t: whole_arg(t, "--time-limit", 1), default=3600,
+                   help="seconds one notebook may take in all, its run and its %%%%kernel cells' checks together "
+                        "(and of CPU per process), before it is stopped")
     g.add_argument("--no-sandbox", action="store_true",
                    help="run the notebooks without bubblewrap, with your rights, network and files: only for "
                         "notebooks you trust (the answers are still judged here, from what the notebook wrote)")
@@ -91,14 +96,23 @@ def main(args) -> int:
         print("warning: --no-sandbox: each student's notebook runs with your rights, your network and your files, "
               "and can change them and the course (its checkers included) for every grade after it. Grade only "
               "notebooks you trust this way.", file=sys.stderr)
+    for out in (args.json, args.csv):
+        if out is not None and not out.parent.is_dir():
+            print(f"error: {out}: the folder {out.parent} does not exist", file=sys.stderr)
+            return 2
     sandbox = Sandbox(Limits(wall_s=args.time_limit, cpu_s=args.time_limit), enabled=not args.no_sandbox,
                       backend=args.backend)    # no bubblewrap: SandboxUnavailableError, naming the fix
-    grades = []
-    for path in progress.bar(args.notebooks, desc="grading", unit="notebook"):
-        grades.append(notebook.grade(path, args.timeout, args.exercises_only, args.backend, sandbox))
-    print(results.report(grades), end="")
-    if args.json:
-        args.json.write_text(json.dumps([g.as_dict() for g in grades], indent=1) + "\n")
-    if args.csv:
-        results.write_csv(grades, args.csv)
+    written = results.Written(args.json, args.csv)
+    try:    # each notebook's grade printed and written as soon as it is known: a run stopped keeps them
+        for path in progress.bar(args.notebooks, desc="grading", unit="notebook"):
+            grade = notebook.grade(path, args.timeout, args.exercises_only, args.backend, sandbox)
+            written.add(grade)
+            print(results.report_one(grade), flush=True)
+    except KeyboardInterrupt:
+        where = " and ".join(str(p) for p in (args.json, args.csv) if p)
+        print(f"interrupted: {len(written.grades)} of {len(args.notebooks)} notebooks graded"
+              + (f", their grades in {where}" if where else ""), file=sys.stderr)
+        return 130
+    if len(written.grades) > 1:
+        print(results.summary(written.grades), end="")
     return 0

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from helpers.core import file_stamps
-from helpers.core.errors import KernelArgumentError
+from helpers.core.errors import InputError, KernelArgumentError
 from helpers.core.paths import KERNELS
 
 COURSE_HEADERS = KERNELS  # wgmma.cuh
@@ -43,7 +43,11 @@ class KernelSource:
         if not path.is_file():
             raise FileNotFoundError(f"No kernel file {path}: give the path of a .cu file "
                                     f"(the course's are in kernels/).")
-        source = cls(path.resolve(), path.read_text())
+        try:
+            source = cls(path.resolve(), path.read_text(encoding="utf-8"))
+        except UnicodeDecodeError as e:
+            raise InputError(f"{path} is not UTF-8 text (byte {e.start}: {e.reason}), so it is no CUDA source a "
+                             f"compiler reads. Fix: save it as UTF-8 (a .cu file of CUDA C++).") from None
         with _read_lock:
             _read[key] = (now, source)
         return source

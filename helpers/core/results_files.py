@@ -23,9 +23,12 @@ def read_json(path: Path | str):
     """The JSON in a results file; ResultsFileError naming the file when it cannot be read or parsed."""
     path = Path(path)
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except OSError as e:
         raise ResultsFileError(f"{rel(path)} cannot be read ({e.strerror or e}).") from None
+    except UnicodeDecodeError as e:
+        raise ResultsFileError(f"{rel(path)} is not UTF-8 text (byte {e.start}: {e.reason}): not a results file. "
+                               f"{_fix(path)}") from None
     try:
         return json.loads(text)
     except ValueError as e:

@@ -5,7 +5,9 @@ How it works
   CUDA keywords, built-in variables, vector types, barriers, shuffles, atomics, math) and linking
   the runtime, runtime/runtime_*.cpp (runtime_internal.h describes its files). The source is
   rewritten in three ways that move no line, so messages keep the .cu file's own line numbers
-  (compiler.py's docstring describes them).
+  (compiler.py's docstring describes them), then preprocessed and checked to be exactly what NVRTC
+  compiled (same_code.py: NVRTC's macros, the same branches of every #if, no file NVRTC did not read,
+  nothing a macro hides), and that preprocessed text is compiled.
 - build_cache.py keeps the builds on disk (TBT_CACHE_DIR): each entry written whole or not at all,
   checked against its recorded size and SHA-256 when used, built again once (one line says so) when
   a crash or a full disk damaged it; a cache folder that cannot be written gives way to a temporary one.

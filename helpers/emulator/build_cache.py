@@ -6,8 +6,10 @@ runtime object) and ENTRY_RECORD, written last, with the product's size and SHA-
 a temporary folder beside it (.tmp-*) and renamed into place, so a build killed half-way, a full
 disk or a crash leaves a .tmp-* folder (swept after an hour), never a half-written entry. Each time
 an entry is used its product is checked against its record (hashed once per process, afterwards
-by size and modification time); an entry that does not match, has no record, or whose program
-fails to load is moved aside and built again, once, with one line on stderr saying so.
+by its file's identity: size, modification and change times, inode, so that a file rewritten in place
+with the same size and date is hashed again); an entry that does not match, has no record, or whose
+program fails to load or to run (the launcher hashes it again when a program fails unexpectedly) is
+moved aside and built again, once, with one line on stderr saying so.
 
 The cache is TBT_CACHE_DIR, else $XDG_CACHE_HOME/tile-by-tile, else ~/.cache/tile-by-tile. When it
 cannot be written (read-only, full, no permission) builds go to a folder under the system's
@@ -42,13 +44,15 @@ MISSING = "missing"
 # errno values that say the folder cannot hold the cache (rather than that a build went wrong)
 UNUSABLE = {errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT, errno.ENOTDIR, errno.EEXIST}
 _DISK_MESSAGES = {"No space left on device": errno.ENOSPC, "Disk quota exceeded": errno.EDQUOT,
-                  "Read-only file system": errno.EROFS}
+                  "Read-only file system": errno.EROFS,
+                  # g++ -E whose output did not fit (it names another errno, after removing the file)
+                  "when writing output to": errno.ENOSPC}
 FIX = ("Fix: set TBT_CACHE_DIR to a folder you can write on a disk with room (a kernel's build takes a few "
        "MB), e.g. `export TBT_CACHE_DIR=$HOME/tbt-cache`, or free some space.")
 
 _probed: dict[str, str | None] = {}          # folder -> why it cannot be written (None: it can)
 _fallback: dict[str, Path] = {}              # configured root -> the temporary root used instead
-_checked: dict[Path, tuple[int, int]] = {}   # product -> (size, mtime_ns) when last found whole
+_checked: dict[Path, tuple[int, ...]] = {}   # product -> its _identity() when last found whole
 
 
 def configured_root() -> Path:
@@ -150,9 +154,14 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def problem(folder: Path, product: str) -> str | None:
+def _identity(stat: os.stat_result) -> tuple[int, ...]:
+    """What changes when a file is written: its size and times (ctime too, which no one can set back) and inode."""
+    return stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino, stat.st_dev
+
+
+def problem(folder: Path, product: str, recheck: bool = False) -> str | None:
     """None when `folder` holds a whole build of `product`; MISSING when there is no entry; else
-    what is wrong with it."""
+    what is wrong with it. recheck: hash it again even if this process found it whole before."""
     path = folder / product
     if not folder.exists():
         return MISSING
@@ -167,13 +176,14 @@ def problem(folder: Path, product: str) -> str | None:
         stat = path.stat()
     except OSError:
         return f"{product} is missing"
-    if _checked.get(path) == (stat.st_size, stat.st_mtime_ns):
+    if not recheck and _checked.get(path) == _identity(stat):
         return None
+    _checked.pop(path, None)
     if stat.st_size != size:
         return f"{product} is {stat.st_size:,} bytes; its build wrote {size:,} bytes"
     if _sha256(path) != digest:
         return f"{product} is not what its build wrote (SHA-256 differs)"
-    _checked[path] = (stat.st_size, stat.st_mtime_ns)
+    _checked[path] = _identity(stat)
     return None
 
 
@@ -228,7 +238,7 @@ def raise_if_disk_error(output: str, folder: Path) -> None:
     cache falls back instead of reporting a compile error."""
     for text, code in _DISK_MESSAGES.items():
         if text in output:
-            raise OSError(code, text, str(folder))
+            raise OSError(code, os.strerror(code), str(folder))
 
 
 def _in(path, root: Path) -> bool:

@@ -20,7 +20,9 @@ numbers (_translation_unit):
    made builds 3 to 6 times slower (stage 09's default: 9 s at -O3 fully unrolled, 2.5 s at -O2
    without), while the catalogue ran as fast.
 Around the source: entries_stub.h before it, and after it the table of the requested kernel
-instantiations. Inline PTX (asm) is refused before compiling (check_supported).
+instantiations. Inline PTX (asm) is refused before compiling (check_supported), and the unit is
+preprocessed and checked before it is compiled: the branches of its #if directives NVRTC took, the
+files it includes, nothing hidden by a macro (same_code.py); that preprocessed text is what is compiled.
 
 The runtime, runtime/runtime_*.cpp (runtime_internal.h describes its files), is compiled once per
 compiler and flags into one object that every kernel's program links (runtime_object).
@@ -42,7 +44,7 @@ from pathlib import Path
 
 from helpers.core.errors import CompilerNotFoundError, KernelCompileError, UnsupportedFeatureError
 from helpers.core.kernel_source import KernelSource, strip_comments
-from helpers.emulator import build_cache
+from helpers.emulator import build_cache, same_code
 from helpers.emulator.build_cache import cache_dir  # noqa: F401  (where the builds go; autotune's cache is beside it)
 
 RUNTIME_DIR = Path(__file__).parent / "runtime"
@@ -225,11 +227,14 @@ def _rewrite_shared(source: KernelSource, text: str, static_reference: bool = Fa
     return rewritten
 
 
-def _translation_unit(source: KernelSource, name_expressions: tuple[str, ...], checks: str) -> str:
-    """The kernel's unit: its source with the rewrites of the module's docstring, then its entry table."""
+def _translation_unit(source: KernelSource, name_expressions: tuple[str, ...], checks: str,
+                      marked: bool = False, nvrtc: same_code.NvrtcSaw = same_code.NvrtcSaw()) -> str:
+    """The kernel's unit: NVRTC's identifying macros, the source with the rewrites of the module's docstring, then
+    its entry table. marked: with same_code's marks after each conditional directive (which keep line numbers)."""
     body = _rewrite_shared(source, _EXTERN_SHARED.sub("__emu_extern_shared__", source.text),
                            static_reference=checks == "trace")
     body = _PRAGMA_UNROLL.sub("", body)   # rewrite 3 (the module's docstring): the line stays, empty
+    body = same_code.mark(body, 0) if marked else body
     # The kernel's macros stay in force after it: the emulator's own code comes before it (cuda_emu.h,
     # force-included, and entries_stub.h), and the lines after it name only reserved identifiers.
     entries = []
@@ -239,7 +244,7 @@ def _translation_unit(source: KernelSource, name_expressions: tuple[str, ...], c
     table = ", ".join(
         f'{{"{expr}", __emu_invoke_{i}, __emu_stub::__count(&{expr}), __emu_stub::__params(&{expr})}}'
         for i, expr in enumerate(name_expressions))
-    return (f'#include "entries_stub.h"\n#line 1 "{source.path}"\n{body}\n'
+    return (f'#include "entries_stub.h"\n{nvrtc.defines()}#line 1 "{source.path}"\n{body}\n'
             f'#line 1 "<kernel name expressions>"\n'
             + "\n".join(entries)
             + f'\nextern "C" const __emu_entry __emu_entries[] = {{{table}}};\n'
@@ -282,6 +287,7 @@ class Program:
     executable: Path
     entries: dict[str, EntryInfo]
     checks: str
+    nvrtc: same_code.NvrtcSaw = same_code.NvrtcSaw()   # what NVRTC did with it (same_code.py)
 
 
 def _type_name(pretty: str) -> str:
@@ -308,19 +314,25 @@ def _describe(executable: Path) -> dict[str, EntryInfo]:
 _programs: dict[str, Program] = {}
 
 
-def build(source: KernelSource, name_expressions: tuple[str, ...], checks: str = "inline") -> Program:
-    """The emulator program for these instantiations, compiled once and cached."""
+def build(source: KernelSource, name_expressions: tuple[str, ...], checks: str = "inline",
+          nvrtc: same_code.NvrtcSaw = same_code.NvrtcSaw()) -> Program:
+    """The emulator program for these instantiations, compiled once and cached. nvrtc: what NVRTC did with the
+    kernel (helpers/run/toolchain.py check_gpu_compiles): its macros are defined for the kernel, and the build is
+    refused unless the C++ preprocessor takes the branches NVRTC took (same_code.py)."""
     check_supported(source)
+    files = same_code.learner_files(source)
+    marked = same_code.has_conditionals(files)
     cxx = find_compiler()
     flags = [*_base_flags(), *cxx.instrumentation_flags(checks)]
     if checks == "trace":
         # Unoptimized: every load and store the source writes happens, in source order, and no
         # check is merged away (at -O2 the store of `C[i] = ... C[i]` shares the load's check).
         flags = [f for f in flags if not f.startswith("-O")] + ["-O0"]
-    unit = _translation_unit(source, name_expressions, checks)
-    # The headers beside the kernel it includes are part of it (the runtime's own shadow some)
+    unit = _translation_unit(source, name_expressions, checks, marked, nvrtc)
+    # The headers beside the kernel it includes are part of it (the runtime's own shadow some), and so is what
+    # NVRTC's preprocessor did with them
     key = _digest(str(build_cache.FORMAT), cxx.path, cxx.version, " ".join(flags), _runtime_sources(), unit,
-                  *source.local_headers().values())
+                  *source.local_headers().values(), *(f.text for f in files), " ".join(sorted(nvrtc.branches)))
     known = _programs.get(key)
     if known and build_cache.problem(known.executable.parent, "kernel") is None:
         return known
@@ -328,8 +340,21 @@ def build(source: KernelSource, name_expressions: tuple[str, ...], checks: str =
     def make(folder: Path) -> None:
         runtime = runtime_object()
         (folder / "unit.cpp").write_text(unit)
-        r = _run([cxx.path, *flags, "-I", str(RUNTIME_DIR), "-I", str(RUNTIME_DIR / "include"),
-                  "-I", str(source.path.parent), "-include", "cuda_emu.h", "-c", "unit.cpp", "-o", "unit.o"], folder)
+        # Preprocessed first, and checked (same_code.py: the branches NVRTC took, the files it read, nothing
+        # hidden by a macro); then that preprocessed text is what is compiled. -w is left out of the first step
+        # only: it would silence the marks' #warning.
+        headers = folder / "headers"
+        headers.mkdir()
+        same_code.write_marked_headers(files, headers)
+        r = _run([cxx.path, *(f for f in flags if f != "-w"), "-iquote", str(headers), "-I", str(RUNTIME_DIR),
+                  "-I", str(RUNTIME_DIR / "include"), "-I", str(source.path.parent), "-include", "cuda_emu.h",
+                  "-E", "unit.cpp", "-o", "unit.ii"], folder)
+        if r.returncode:
+            build_cache.raise_if_disk_error(r.stderr, folder)
+            raise _compile_error(source, same_code.without_marks(r.stderr), name_expressions)
+        same_code.compare(source, files, nvrtc.branches, same_code.reached(r.stderr))
+        same_code.check_preprocessed((folder / "unit.ii").read_text(errors="replace"), source, headers)
+        r = _run([cxx.path, *flags, "-c", "unit.ii", "-o", "unit.o"], folder)
         if r.returncode:
             build_cache.raise_if_disk_error(r.stderr, folder)
             raise _compile_error(source, r.stderr, name_expressions)
@@ -347,7 +372,7 @@ def build(source: KernelSource, name_expressions: tuple[str, ...], checks: str =
 
     exe, entries = build_cache.entry(key, "kernel", make, f"{source.display_path}'s build for the emulator",
                                      load=_describe)
-    program = Program(source, exe, entries, checks)
+    program = Program(source, exe, entries, checks, nvrtc)
     _programs[key] = program
     return program
 
@@ -355,4 +380,4 @@ def build(source: KernelSource, name_expressions: tuple[str, ...], checks: str =
 def rebuild(program: Program) -> Program:
     """The same program, its cache entry checked again (and built again if damaged): for a launch
     whose program could not be started."""
-    return build(program.source, tuple(program.entries), program.checks)
+    return build(program.source, tuple(program.entries), program.checks, program.nvrtc)

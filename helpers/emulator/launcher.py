@@ -9,6 +9,7 @@ when it succeeds, so a failed launch leaves the learner's arrays as they were.
 
 from __future__ import annotations
 
+import math
 import mmap
 import os
 import signal
@@ -19,7 +20,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from helpers.core.errors import BarrierError, CacheError, KernelArgumentError, KernelCrashError, KernelRuntimeError, KernelTimeoutError, LaunchConfigError, OutOfBoundsError, UnsupportedFeatureError
+from helpers.core.errors import (BarrierError, CacheError, InputError, KernelArgumentError, KernelCrashError,
+                                  KernelRuntimeError, KernelTimeoutError, LaunchConfigError, OutOfBoundsError,
+                                  UnsupportedFeatureError)
+from helpers.emulator import build_cache
 from helpers.emulator.compiler import EntryInfo, ParamInfo, Program, rebuild
 from helpers.emulator.tensor_map import SIZE as TENSOR_MAP_SIZE
 from helpers.emulator.tensor_map import TensorMapArg
@@ -34,13 +38,43 @@ class ShadowUnavailable(RuntimeError):
 _RESULT_BYTES = 8192
 
 
+MAX_TIME_LIMIT_S = 7 * 24 * 3600     # TBT_TIMEOUT's largest (a week); past it a time-out no longer fits the runtime
+MAX_WORKERS = 1024
+
+
 def time_limit() -> float:
-    """Seconds a launch may run before it is stopped: TBT_TIMEOUT, else 30."""
-    return float(os.environ.get("TBT_TIMEOUT", DEFAULT_TIME_LIMIT_S))
+    """Seconds a launch may run before it is stopped: TBT_TIMEOUT, else 30. InputError naming the fix when it is not
+    a number of seconds above 0 (a NaN, an infinity, 1e30 or -20 once raised deep inside a launch, or failed a
+    correct kernel)."""
+    text = os.environ.get("TBT_TIMEOUT")
+    if text is None or not text.strip():
+        return DEFAULT_TIME_LIMIT_S
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value <= MAX_TIME_LIMIT_S:      # NaN fails too
+        raise InputError(f"TBT_TIMEOUT={text!r}: the seconds a kernel's launch may run on the emulator must be a "
+                         f"number above 0 and at most {MAX_TIME_LIMIT_S:,}. Fix: e.g. TBT_TIMEOUT=120, or unset it "
+                         f"for {DEFAULT_TIME_LIMIT_S:g} s.")
+    return value
 
 
 def default_workers() -> int:
-    return int(os.environ.get("TBT_WORKERS", os.cpu_count() or 1))
+    """Worker processes a launch spreads its blocks over: TBT_WORKERS, else one per core. InputError naming the fix
+    when it is not a whole number from 1 to MAX_WORKERS."""
+    text = os.environ.get("TBT_WORKERS")
+    if text is None or not text.strip():
+        return os.cpu_count() or 1
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= MAX_WORKERS:
+        raise InputError(f"TBT_WORKERS={text!r}: the emulator's worker processes must be a whole number from 1 to "
+                         f"{MAX_WORKERS}. Fix: e.g. TBT_WORKERS=4, or unset it for one per core "
+                         f"({os.cpu_count() or 1} here).")
+    return value
 
 
 def _shared_file(name: str, nbytes: int) -> tuple[int, mmap.mmap]:
@@ -130,9 +164,14 @@ class RawTrace:
 def launch(program: Program, name_expression: str, grid, block, args, shared_mem: int = 0,
            timeout: float | None = None, workers: int | None = None) -> float:
     """Runs the kernel to completion; returns the grid's run time in seconds (no process start)."""
+    program = _verified(program)
     try:
         return _launch(program, name_expression, grid, block, args, shared_mem, timeout, workers)[0]
     except _Unstartable:  # its cached program was damaged since it was built: built again, once
+        return _launch(rebuild(program), name_expression, grid, block, args, shared_mem, timeout, workers)[0]
+    except KernelRuntimeError as e:
+        if not _damaged_since_built(program, e):
+            raise
         return _launch(rebuild(program), name_expression, grid, block, args, shared_mem, timeout, workers)[0]
 
 
@@ -142,12 +181,31 @@ def trace(program: Program, name_expression: str, grid, block, args, blocks, sha
     shared and global access of their threads. Needs a checks="trace" build."""
     if program.checks != "trace":
         raise ValueError("tracing needs a program built with checks='trace'")
+    program = _verified(program)
     try:
         return _launch(program, name_expression, grid, block, args, shared_mem, timeout, 1,
                        trace_blocks=tuple(blocks), trace_capacity=capacity)[1]
-    except _Unstartable:  # as in launch()
+    except (_Unstartable, KernelRuntimeError) as e:  # as in launch()
+        if not isinstance(e, _Unstartable) and not _damaged_since_built(program, e):
+            raise
         return _launch(rebuild(program), name_expression, grid, block, args, shared_mem, timeout, 1,
                        trace_blocks=tuple(blocks), trace_capacity=capacity)[1]
+
+
+def _verified(program: Program) -> Program:
+    """The program, its file checked before it runs: by its identity (a stat), hashed again when that changed
+    (a file rewritten in place keeping its size and date still has a new change time); built again if damaged."""
+    if build_cache.problem(program.executable.parent, program.executable.name) is None:
+        return program
+    return rebuild(program)
+
+
+def _damaged_since_built(program: Program, e: Exception) -> bool:
+    """Whether a program that failed unexpectedly or crashed (a fault the runtime cannot tell from the kernel's)
+    is no longer what its build wrote: its cache entry hashed again, whatever its size and date say. The rebuild
+    that follows says so in one line (build_cache.entry)."""
+    return type(e) in (KernelRuntimeError, KernelCrashError) and \
+        build_cache.problem(program.executable.parent, program.executable.name, recheck=True) is not None
 
 
 def _buffer_index(buffers: list, a: np.ndarray, name_expression: str) -> int:

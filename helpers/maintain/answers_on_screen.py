@@ -3,7 +3,7 @@
 A learner works down a notebook. If the right answer of an exercise is already printed above its
 checker call (in the prose, or in the output of a cell above it, committed or made by running the
 notebook), the exercise asks for nothing. For every checker call `check_NN_exercise_K(...)` of
-notebooks 02-10, this module takes the right answer from the registry (exercises.SOLUTIONS,
+notebooks 02-10, this module takes the right answer from the registry (helpers/course/exercises/solutions/,
 computed from the course's instruments) and looks for it, in the forms a learner would see it, in
 every markdown cell and every output above the call.
 
@@ -46,7 +46,8 @@ from typing import Callable
 from helpers.core import configs, stages
 from helpers.core.paths import ROOT
 from helpers.course import exercises
-from helpers.course.exercises import stage03, stage04, stage05, stage06, stage07, stage08, stage09, stage10
+from helpers.course.exercises import (solutions, stage03, stage04, stage05, stage06, stage07, stage08, stage09,
+                                      stage10)
 from helpers.course.exercises.calls import checker_calls
 from helpers.maintain import cell_runner, results_on_screen
 
@@ -287,7 +288,7 @@ def _prediction_forms(stage: str, args: tuple) -> list[Form]:
 @functools.cache
 def solution(name: str) -> tuple:
     """The registry's right answer, once per process (some are traced)."""
-    return exercises.solution(name)
+    return solutions.solution(name)
 
 
 # ---- the search ---------------------------------------------------------------------------------------------

@@ -23,6 +23,10 @@ class BackendUnavailableError(CourseError, RuntimeError):
     """The backend asked for cannot run on this machine."""
 
 
+class BackendSettingError(BackendUnavailableError, ValueError):
+    """TBT_BACKEND names no backend."""
+
+
 @functools.lru_cache(maxsize=None)
 def gpu_available() -> bool:
     try:
@@ -46,7 +50,7 @@ def current():
     """The backend module in use: helpers.run.gpu_backend or helpers.run.cpu_backend."""
     wanted = _forced or os.environ.get(ENV_VAR, "").strip().lower() or None
     if wanted not in (None, "auto", "gpu", "cpu"):
-        raise BackendUnavailableError(f"{ENV_VAR}={wanted!r} is not a backend: use gpu, cpu or auto.")
+        raise BackendSettingError(f"{ENV_VAR}={wanted!r} is not a backend: use gpu, cpu or auto.")
     if wanted == "gpu" or (wanted in (None, "auto") and gpu_available()):
         if not gpu_available():
             raise BackendUnavailableError(

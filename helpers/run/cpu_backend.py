@@ -43,9 +43,9 @@ def build(source: KernelSource, name_expressions: tuple[str, ...], checks: str =
     """The emulator's program for these instantiations, built only once NVRTC has compiled them for
     a GPU (helpers.core.arch.DEFAULT_ARCH; sm_90a for wgmma): the emulator runs exactly what a GPU
     compiler accepts, and where NVRTC refuses, its message is the one the learner sees."""
-    check_gpu_compiles(source, name_expressions)
-    try:
-        return emulator.build(source, name_expressions, checks=checks)
+    nvrtc = check_gpu_compiles(source, name_expressions)
+    try:   # built from what NVRTC compiled: its macros, the same branches of every #if (helpers/emulator/same_code.py)
+        return emulator.build(source, name_expressions, checks=checks, nvrtc=nvrtc)
     except KernelCompileError as e:
         hint = _c_library_hint(str(e))
         if not hint:
@@ -83,7 +83,8 @@ def launch(program, name_expression, grid, block, args, shared_mem: int) -> floa
     try:
         return emulator.launch(program, name_expression, grid, block, args, shared_mem)
     except ShadowUnavailable:  # this machine refused the inline checks' reservation
-        slow = emulator.build(program.source, tuple(program.entries), checks="calls")
+        slow = emulator.build(program.source, tuple(program.entries), checks="calls",
+                              nvrtc=program.nvrtc)
         return emulator.launch(slow, name_expression, grid, block, args, shared_mem)
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from helpers.core.errors import CourseError, KernelCompileError
 from helpers.core.kernel_source import KernelSource
 from helpers.core.arch import DEFAULT_ARCH, arch_name
+from helpers.emulator import same_code
 
 NVRTC_OPTIONS = ("--std=c++17", "-lineinfo")
 
@@ -205,32 +206,77 @@ def _nvrtc_alone():
     return ctypes.CDLL(str(_find_nvrtc()[0]))
 
 
+# Functions a kernel may call without defining them: the CUDA device runtime's (printf, malloc, free, assert),
+# which the driver links when it loads the module. Any other is a GPU's load error (an unresolved extern function).
+DEVICE_RUNTIME_FUNCTIONS = frozenset({"vprintf", "malloc", "free", "__assertfail"})
+_EXTERN_FUNC = re.compile(r"^\s*\.extern\s+\.func\b[^;]*?([\w$]+)\s*\(", re.M)
+_EXTERN_VARIABLE = re.compile(r"(?m)^(\S*?)\((\d+)\): warning #20044-D: extern declaration of the entity (\S+)")
+
+
+@dataclass(frozen=True)
+class NvrtcVerdict:
+    log: str | None                 # NVRTC's log where it rejects the kernel, else None
+    branches: frozenset[str]        # the marks of the learner's conditional directives it reached (same_code)
+    externs: tuple[str, ...]        # functions the PTX calls and does not define
+    warnings: str                   # its log where it compiles the kernel
+
+
 @functools.lru_cache(maxsize=256)
-def _nvrtc_rejection(source: str, filename: str, name_expressions: tuple[str, ...], arch: str,
-                     include_dirs: tuple[Path, ...], headers: tuple[str, ...]) -> str | None:
-    """NVRTC's log where it rejects the kernel, None where it compiles it. `headers`: the text of
-    the headers the kernel includes, so that an edited header is a new key."""
+def _nvrtc_verdict(source: str, filename: str, name_expressions: tuple[str, ...], arch: str,
+                   include_dirs: tuple[Path, ...], headers: tuple[tuple[str, str], ...],
+                   included: tuple[str, ...]) -> NvrtcVerdict:
+    """NVRTC's verdict on the kernel. `headers`: (name, marked text) of the learner's headers, put first on the
+    include path; `included`: the text of every header it includes, so that an edited header is a new key."""
     lib = _nvrtc_alone()
-    prog, result, log = _compile_program(lib, source, filename, name_expressions, arch, include_dirs)
-    lib.nvrtcDestroyProgram(ctypes.byref(prog))
-    return None if result == 0 else log
+    with tempfile.TemporaryDirectory(prefix="tbt_nvrtc_") as tmp:
+        for name, text in headers:
+            (Path(tmp) / name).parent.mkdir(parents=True, exist_ok=True)
+            (Path(tmp) / name).write_text(text)
+        dirs = ((Path(tmp),) if headers else ()) + include_dirs
+        prog, result, log = _compile_program(lib, source, filename, name_expressions, arch, dirs)
+    try:
+        branches = same_code.reached(log)
+        if result != 0:
+            return NvrtcVerdict(log, branches, (), "")
+        size = ctypes.c_size_t()
+        lib.nvrtcGetPTXSize(prog, ctypes.byref(size))
+        ptx = ctypes.create_string_buffer(size.value)
+        _check(lib, lib.nvrtcGetPTX(prog, ptx), "nvrtcGetPTX")
+        externs = tuple(sorted(set(_EXTERN_FUNC.findall(ptx.value.decode(errors="replace")))
+                               - DEVICE_RUNTIME_FUNCTIONS))
+        return NvrtcVerdict(None, branches, externs, log)
+    finally:
+        lib.nvrtcDestroyProgram(ctypes.byref(prog))
 
 
-def check_gpu_compiles(source: KernelSource, name_expressions: tuple[str, ...], arch: str = DEFAULT_ARCH) -> None:
+def check_gpu_compiles(source: KernelSource, name_expressions: tuple[str, ...],
+                       arch: str = DEFAULT_ARCH) -> same_code.NvrtcSaw:
     """Raises KernelCompileError with NVRTC's own message unless NVRTC compiles these
     instantiations for `arch` (for sm_90a where the kernel uses wgmma), with the options the GPU
-    backend uses. The CPU emulator calls it before building: a kernel no GPU compiler accepts (a
-    host function such as fopen, a typo) fails there as it would on a GPU. The verdict is cached
-    on the source text and the headers it includes: a second launch costs nothing."""
+    backend uses, into PTX a GPU can load. The CPU emulator calls it before building: a kernel no GPU
+    compiler accepts (a host function such as fopen, a typo) fails there as it would on a GPU, and so
+    does one that calls a function it only declares (`extern "C" __device__ int system(const char*);`:
+    NVRTC compiles the call, a GPU cannot load it, and the emulator's C++ compiler would link the C
+    library's). Returns what NVRTC did (same_code.NvrtcSaw): the marks of the learner's conditional
+    directives it reached, which the emulator's build must reach too, and its identifying macros, which the
+    emulator defines for the kernel (helpers/emulator/same_code.py). The verdict is cached on the source
+    text and the headers it includes: a second launch costs nothing."""
     target = source.required_arch() or arch_name(arch)
+    files = same_code.learner_files(source)
+    marked = same_code.has_conditionals(files)
+    text = same_code.mark(source.text, 0) if marked else source.text
+    headers = tuple((f.name, f'#line 1 "{f.name}"\n' + same_code.mark(f.text, f.index)) for f in files[1:]) \
+        if marked else ()
     try:
-        log = _nvrtc_rejection(source.text, source.path.name, tuple(name_expressions), target,
-                               source.include_dirs, tuple(source.local_headers().values()))
+        verdict = _nvrtc_verdict(text, source.path.name, tuple(name_expressions), target, source.include_dirs,
+                                 headers, (*source.local_headers().values(), *(f.text for f in files[1:])))
     except ToolchainMissingError as e:
         raise ToolchainMissingError(f"The CPU emulator runs only kernels that NVRTC, CUDA's compiler, accepts, "
                                     f"and asks it first. {e}") from None
-    if log is None:
-        return
+    if verdict.log is None:
+        _refuse_unloadable(source, verdict, target)
+        return same_code.NvrtcSaw(verdict.branches, nvrtc_macros(target))
+    log = same_code.without_marks(verdict.log)
     # "03_smem_tiling.cu(6): error: ..." -> "kernels/03_smem_tiling.cu:6: error: ...", as the GPU backend shows it
     shown = _NVRTC_LOCATION.sub(lambda m: f"{source.display_path}:{m.group(2)}:" if m.group(1) == source.path.name
                                 else m.group(0), log)
@@ -239,6 +285,33 @@ def check_gpu_compiles(source: KernelSource, name_expressions: tuple[str, ...], 
                   f"instantiation, e.g. sgemm<128, 128, 8>.")
     raise KernelCompileError(f"{source.display_path} did not compile with NVRTC, CUDA's compiler (for {target}); "
                              f"the CPU emulator runs only what a GPU compiler accepts:\n{shown}")
+
+
+def nvrtc_macros(target: str) -> tuple[tuple[str, str], ...]:
+    """The macros NVRTC defines that say who compiles, and for what (sm_90a: __CUDA_ARCH__ 900)."""
+    digits = re.sub(r"\D", "", target)
+    arch = f"{digits[:-1]}{digits[-1]}0"
+    major, minor = _nvrtc_version(_nvrtc_alone())
+    return (("__CUDACC__", "1"), ("__CUDACC_RTC__", "1"), ("__CUDA_ARCH__", arch), ("__CUDA_ARCH_LIST__", arch),
+            ("__CUDACC_VER_MAJOR__", str(major)), ("__CUDACC_VER_MINOR__", str(minor)))
+
+
+def _refuse_unloadable(source: KernelSource, verdict: NvrtcVerdict, target: str) -> None:
+    """What NVRTC compiles and a GPU still refuses, or runs otherwise than the emulator would: a call of a
+    function declared and never defined, and an `extern` device variable (NVRTC makes it a variable of the
+    kernel's own; the emulator's C++ compiler would link another program's)."""
+    if verdict.externs:
+        raise KernelCompileError(
+            f"{source.display_path}: the kernel calls {', '.join(verdict.externs)}, declared but never defined "
+            f"(NVRTC compiled it for {target}, and a GPU refuses to load it: an unresolved extern function). Only "
+            f"CUDA's device functions (printf, malloc, free, assert, the math library) need no definition.\n"
+            f"Fix: define the function as __device__ in the kernel's file, or call the CUDA function you meant.")
+    m = _EXTERN_VARIABLE.search(verdict.warnings)
+    if m:
+        raise KernelCompileError(
+            f"{source.display_path}:{m.group(2)}: `extern` on the device variable {m.group(3)}: NVRTC makes it a "
+            f"variable of this kernel's own, and the CPU emulator would take another program's.\nFix: declare it "
+            f"without extern (extern is for `extern __shared__` arrays).")
 
 
 @dataclass(frozen=True)

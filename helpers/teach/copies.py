@@ -1,7 +1,7 @@
 """Copies of the course's notebooks for a class: student copies to hand out (every answer back on its
 placeholder, each kernel cell back on its starter, the outputs that would answer a prediction left out) and
 teacher copies to keep (the right answer in every checker call, from the solution registry of
-helpers/course/exercises). `python -m helpers teacher --help` (helpers/cli/teacher.py) says what each holds."""
+helpers/course/exercises/solutions/). `python -m helpers teacher --help` (helpers/cli/teacher.py) says what each holds."""
 
 from __future__ import annotations
 
@@ -14,9 +14,8 @@ from helpers.core import progress
 from helpers.core.device import host_description
 from helpers.core.notebook_files import MARKER, house_form
 from helpers.core.paths import NOTEBOOKS
-from helpers.course import exercises
 from helpers.course.colab import is_badge_cell
-from helpers.course.exercises import is_placeholder
+from helpers.course.exercises import is_placeholder, solutions
 from helpers.course.exercises.calls import checker_calls
 from helpers.teach.grading.notebook import KINDS
 
@@ -63,7 +62,7 @@ def _placeholder_for(name: str, known: dict[str, str]) -> str:
     if name in known:
         return known[name]
     try:
-        args = exercises.solution(name)
+        args = solutions.solution(name)
     except KeyError:
         return '"?"'
     shape = lambda a: tuple("?" for _ in a) if isinstance(a, tuple) else "?"   # noqa: E731
@@ -132,7 +131,7 @@ def teacher_copy(nb, machine: str | None = None):
 
     def answer(name, args):
         try:
-            return as_source(exercises.solution(name))
+            return as_source(solutions.solution(name))
         except KeyError:
             missing.append(name)
             return None

@@ -4,7 +4,8 @@ process of its own, never in the grader's.
 
 What the sandbox sees: the system's /usr and /etc, Python (the course's virtual environment and the
 Python it was made from) and the course's folder, all read-only; the course's folder without .git,
-helpers/course/write_it/solutions/ and my_kernels/ (the reference kernels, the teacher's own). What
+helpers/course/write_it/solutions/, helpers/course/exercises/solutions/ and my_kernels/ (the reference
+kernels, the solution registry, the teacher's own kernels). What
 it may write: fresh tmpfs folders (/tmp, its HOME inside it, /dev/shm and the notebooks/ folder, its
 working directory), each at most Limits.scratch_bytes, gone when it ends. It has no network (its own
 empty network namespace), sees only its own processes, runs in a session of its own, dies with the
@@ -42,7 +43,8 @@ from helpers.core.paths import NOTEBOOKS, ROOT
 
 GiB = 2 ** 30
 SANDBOX_UID = 65534                        # nobody: who the sandbox runs as when the grader is root
-HIDDEN = (".git", "helpers/course/write_it/solutions", "my_kernels")   # never mounted in the sandbox
+# never mounted in the sandbox: the history, the reference kernels, the solution registry, the teacher's kernels
+HIDDEN = (".git", "helpers/course/write_it/solutions", "helpers/course/exercises/solutions", "my_kernels")
 HOME = "/tmp/home"
 RESULT = "TBT-SANDBOX-RESULT "             # how the runner's lines start (then JSON): one per cell, one at the end
 ANSWER_MIME = "application/vnd.tile-by-tile.answer+json"
@@ -83,6 +85,7 @@ class Outcome:
     stderr: str
     timed_out: bool
     seconds: float
+    stdout_capped: bool = False     # it printed more than the cap: stdout holds the first part and the last MiB
 
 
 def find_bwrap() -> str | None:
@@ -213,7 +216,8 @@ class Sandbox:
 
     # ---- running ---------------------------------------------------------------------------------
     def run(self, argv: list[str], stdin: str = "", cwd: Path = ROOT, stdout_cap: int = 32 * 2 ** 20) -> Outcome:
-        """Runs `argv` with `stdin`, within the limits; what it printed, at most stdout_cap bytes."""
+        """Runs `argv` with `stdin`, within the limits; what it printed, at most stdout_cap bytes (past that, the
+        first stdout_cap bytes and the last MiB: a verdict printed last survives a flood before it)."""
         if self.enabled:
             cmd, host_cwd, env = self.command(argv, cwd), "/", {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
         else:
@@ -225,10 +229,10 @@ class Sandbox:
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 cwd=host_cwd, env=env, start_new_session=True)
-        out, err = [], []
-        threads = [threading.Thread(target=_drain, args=(proc.stdout, stdout_cap, out), daemon=True),
-                   threading.Thread(target=_drain, args=(proc.stderr, 2 ** 16, err), daemon=True),
-                   threading.Thread(target=_feed, args=(proc.stdin, stdin.encode()), daemon=True)]
+        out, err = _Kept(stdout_cap), _Kept(2 ** 16)
+        threads = [threading.Thread(target=_drain, args=(proc.stdout, out), daemon=True),
+                   threading.Thread(target=_drain, args=(proc.stderr, err), daemon=True),
+                   threading.Thread(target=_feed, args=(proc.stdin, stdin.encode("utf-8", "replace")), daemon=True)]
         for t in threads:
             t.start()
         timed_out = False
@@ -241,16 +245,34 @@ class Sandbox:
             proc.wait()
         for t in threads[:2]:
             t.join(timeout=5)
-        return Outcome(None if timed_out else proc.returncode, b"".join(out).decode(errors="replace"),
-                       b"".join(err).decode(errors="replace"), timed_out, time.perf_counter() - start)
+        return Outcome(None if timed_out else proc.returncode, out.text(), err.text(), timed_out,
+                       time.perf_counter() - start, out.dropped > 0)
 
 
-def _drain(stream, cap: int, out: list) -> None:
-    kept = 0
+class _Kept:
+    """What a stream printed: its first `cap` bytes, and past those its last `tail` bytes."""
+
+    def __init__(self, cap: int, tail: int = 2 ** 20):
+        self.cap, self.tail, self.head, self.end, self.dropped = cap, tail, bytearray(), bytearray(), 0
+
+    def add(self, chunk: bytes) -> None:
+        room = self.cap - len(self.head)
+        self.head += chunk[:max(room, 0)]
+        rest = chunk[max(room, 0):]
+        if rest:
+            self.end += rest
+            if len(self.end) > self.tail:
+                self.dropped += len(self.end) - self.tail
+                del self.end[:len(self.end) - self.tail]
+
+    def text(self) -> str:
+        cut = f"\n[... {self.dropped} bytes left out ...]\n".encode() if self.dropped else b""
+        return bytes(self.head + cut + self.end).decode(errors="replace")
+
+
+def _drain(stream, kept: _Kept) -> None:
     for chunk in iter(lambda: stream.read(65536), b""):
-        if kept < cap:
-            out.append(chunk[:cap - kept])
-            kept += len(out[-1])
+        kept.add(chunk)
 
 
 def _feed(stream, data: bytes) -> None:
@@ -279,7 +301,7 @@ def execute(sandbox: Sandbox, nb, cell_timeout: int) -> tuple[dict | None, Outco
     for line in outcome.stdout.splitlines():
         try:
             part = json.loads(line[len(RESULT):]) if line.startswith(RESULT) else None
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(part, dict):
             summary = summary or {"problem": None, "cells": [], "done": False}
@@ -312,6 +334,31 @@ def execute_inside() -> None:
     print(RESULT + json.dumps({"done": True, "problem": problem}), flush=True)
 
 
+ANSWER_CHARS = 100_000      # an answer record's arguments, as text: what the grader reads with ast.literal_eval
+
+
+def answer_record(record) -> dict | None:
+    """An answer record as the recorder in the graded kernel makes it (helpers/teach/grading/run.py SETUP), checked:
+    {"cell": int, "call": int, "check": str, and "args": [str], "kwargs": {str: str} within ANSWER_CHARS, or
+    "unreadable": str}; a record of another shape is unreadable, one that is no record at all None. The grader
+    calls it again on what reaches it: the kernel is the student's, and so is anything it displays."""
+    if not isinstance(record, dict) or not isinstance(record.get("cell"), int) or \
+            not isinstance(record.get("call"), int) or not isinstance(record.get("check"), str):
+        return None
+    head = {"cell": record["cell"], "call": record["call"], "check": record["check"][:100]}
+    if "unreadable" in record:
+        return {**head, "unreadable": str(record["unreadable"])[:300]}
+    args, kwargs = record.get("args"), record.get("kwargs", {})
+    if not (isinstance(args, list) and all(isinstance(a, str) for a in args) and isinstance(kwargs, dict)
+            and all(isinstance(k, str) and isinstance(v, str) for k, v in kwargs.items())):
+        return {**head, "unreadable": "the answer's record is not one the recorder makes"}
+    size = sum(map(len, args)) + sum(len(k) + len(v) for k, v in kwargs.items())
+    if size > ANSWER_CHARS:
+        return {**head, "unreadable": f"its value is {size:,} characters long, over the {ANSWER_CHARS:,} an "
+                                      f"answer may have"}
+    return {**head, "args": args, "kwargs": kwargs}
+
+
 def _cell_summary(cell) -> dict:
     errors, answers, text = [], [], []
     for out in cell.get("outputs", []):
@@ -322,8 +369,9 @@ def _cell_summary(cell) -> dict:
             answers.append(out["data"][ANSWER_MIME])
         elif kind == "stream" and out.get("name") == "stderr":
             text.append(str(out.get("text")))
+    answers = [a for a in map(answer_record, answers[-200:]) if a is not None]
     return {"cell": cell.get("metadata", {}).get("tbt_cell"), "executed": True,
-            "errors": errors, "answers": answers[-200:], "stderr": "".join(text)[-4000:]}
+            "errors": errors, "answers": answers, "stderr": "".join(text)[-4000:]}
 
 
 def stopped(cell: dict, limits: Limits) -> list[str]:

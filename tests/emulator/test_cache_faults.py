@@ -126,6 +126,48 @@ def test_a_program_damaged_while_python_runs_is_built_again_at_its_next_launch(s
         compiler.forget_builds()
 
 
+def _zero_the_middle_keeping_size_and_dates(p: Path) -> None:
+    """Damage no size or date shows: a tenth of the program's bytes zeroed in place, its times set back."""
+    stat = p.stat()
+    data = bytearray(p.read_bytes())
+    n = len(data)
+    data[n // 2:n // 2 + n // 10] = bytes(n // 10)
+    with open(p, "r+b") as f:
+        f.write(data)
+    os.utime(p, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert p.stat().st_size == stat.st_size and p.stat().st_mtime_ns == stat.st_mtime_ns
+
+
+def _sgemm_args():
+    rng = np.random.default_rng(0)
+    A, B = rng.uniform(-1, 1, (20, 12)).astype(np.float32), rng.uniform(-1, 1, (12, 18)).astype(np.float32)
+    C = np.full((20, 18), np.nan, np.float32)
+    return A, B, C, (np.int32(20), np.int32(18), np.int32(12), np.float32(1), A, B, np.float32(0), C)
+
+
+@pytest.mark.parametrize("route", ["the next build() of it", "a launch of the program held"])
+def test_a_program_damaged_in_place_with_its_size_and_date_is_caught(seed, tmp_path, monkeypatch, capsys, route):
+    """Issue 32, item 10: a running notebook's cached program rewritten with the same size and modification
+    time (was: 'the emulator failed unexpectedly (exit status -5)' until a fresh process)."""
+    monkeypatch.setenv("TBT_CACHE_DIR", str(_copy(seed, tmp_path / "cache")))
+    compiler.forget_builds()
+    try:
+        source = KernelSource.read(ROOT / "kernels" / "02_naive.cu")
+        program = emulator.build(source, ("sgemm_naive",))
+        A, B, C, args = _sgemm_args()
+        emulator.launch(program, "sgemm_naive", (2, 2, 1), (16, 16, 1), args)     # checked whole, and runs
+        _zero_the_middle_keeping_size_and_dates(program.executable)
+        if route == "the next build() of it":
+            program = emulator.build(source, ("sgemm_naive",))
+        C[:] = np.nan
+        emulator.launch(program, "sgemm_naive", (2, 2, 1), (16, 16, 1), args)
+        assert np.allclose(C, A @ B, atol=1e-5)
+        said = capsys.readouterr().err
+        assert REBUILT in said and "SHA-256 differs" in said, said
+    finally:
+        compiler.forget_builds()
+
+
 def _runtime_only(seed, to: Path) -> Path:
     """A cache with the seed's runtime and no program: the next run builds 02_naive's."""
     shutil.copytree(seed["root"] / "emulator" / seed["runtime"], to / "emulator" / seed["runtime"])

@@ -157,3 +157,99 @@ def test_a_global_named_like_a_c_library_function_is_explained(tmp_path):
     toolchain.check_gpu_compiles(KernelSource.read(cu), ("k",))  # NVRTC takes it
     with pytest.raises(KernelCompileError, match=r"declares a global `div` of its own\. Fix: give yours another name"):
         load_kernel(cu, "k")
+
+
+# ---- the gate's back doors (issue 32, item 7): the emulator builds exactly what NVRTC compiled -----------------------
+HOST_BODY = 'extern "C" int system(const char*);\nstatic int pwned = system("touch {ran}");\n'
+BACK_DOORS = {   # the kernel's file (and a header beside it), and what the learner is told
+    "#ifndef __CUDACC_RTC__ (was: g++ built it, a static constructor ran)":
+        ("#ifndef __CUDACC_RTC__\n" + HOST_BODY + "#endif\n", None, None),
+    "#if !defined(__CUDACC__)": ("#if !defined(__CUDACC__)\n" + HOST_BODY + "#endif\n", None, None),
+    "#ifdef __GNUC__": ("#ifdef __GNUC__\n" + HOST_BODY + "#endif\n", None,
+                        r"door\.cu:1: the CPU emulator's C\+\+ compiler would take this branch, which NVRTC skips"),
+    "#if __has_include(<stdio.h>)": ("#if __has_include(<stdio.h>)\n" + HOST_BODY + "#else\n#endif\n", None,
+                                     r"would take this branch, which NVRTC skips"),
+    "#elif on a GCC macro": ("#if 0\n#elif defined(__x86_64__)\n" + HOST_BODY + "#endif\n", None,
+                             r"door\.cu:2: the CPU emulator's C\+\+ compiler would take this branch"),
+    "#ifndef __CUDACC_RTC__ in a header beside the kernel":
+        ('#include "helper.cuh"\n', "#pragma once\n#ifndef __CUDACC_RTC__\n" + HOST_BODY + "#endif\n", None),
+    "#ifdef __GNUC__ in a header beside the kernel":
+        ('#include "helper.cuh"\n', "#ifdef __GNUC__\n" + HOST_BODY + "#endif\n", r"helper\.cuh:1: the CPU emulator"),
+    "a computed #include of a header beside the kernel":
+        ('#define HEADER "helper.cuh"\n#include HEADER\n', "#ifdef __GNUC__\n" + HOST_BODY + "#endif\n",
+         r"includes .*helper\.cuh, a file NVRTC compiles apart from the emulator"),
+}
+
+
+@pytest.mark.parametrize("kernel_head, header, refused", BACK_DOORS.values(), ids=BACK_DOORS.keys())
+def test_code_nvrtc_skips_never_reaches_the_emulator(tmp_path, kernel_head, header, refused):
+    ran = tmp_path / "host-code-ran"
+    if header is not None:
+        (tmp_path / "helper.cuh").write_text(header.format(ran=ran))
+    cu = tmp_path / "door.cu"
+    cu.write_text(kernel_head.format(ran=ran) + "__global__ void k(float* out) { out[threadIdx.x] = 2.0f; }\n")
+    out = np.zeros(32, np.float32)
+    if refused is None:        # built as NVRTC compiled it: the host part is not there
+        load_kernel(cu, "k")((1,), (32,), (out,))
+        assert (out == 2.0).all()
+    else:
+        with pytest.raises((KernelCompileError, UnsupportedFeatureError), match=refused):
+            load_kernel(cu, "k")((1,), (32,), (out,))
+    assert not ran.exists(), "host code the GPU's compiler never saw ran on the emulator"
+
+
+HIDDEN_ASM = {
+    "token pasting": '#define CAT(a, b) a##b\n__global__ void k(float* out) { CAT(as, m) volatile("nop"); '
+                     'out[0] = 1.0f; }\n',
+    "a macro named otherwise": '#define NOP asm\n__global__ void k(float* out) { NOP volatile("nop"); '
+                               'out[0] = 1.0f; }\n',
+    "a line splice": '__global__ void k(float* out) { a\\\nsm volatile("nop"); out[0] = 1.0f; }\n',
+}
+
+
+@pytest.mark.parametrize("text", HIDDEN_ASM.values(), ids=HIDDEN_ASM.keys())
+def test_inline_assembly_hidden_by_the_preprocessor_is_refused(tmp_path, text):
+    cu = tmp_path / "hidden.cu"
+    cu.write_text(text)
+    toolchain.check_gpu_compiles(KernelSource.read(cu), ("k",))   # NVRTC passes asm through to PTX
+    with pytest.raises(UnsupportedFeatureError, match=r"hidden\.cu:\d+: inline assembly"):
+        load_kernel(cu, "k")
+
+
+UNLOADABLE = {   # NVRTC compiles each; a GPU cannot load it, or runs it otherwise than g++ would
+    "a C library function declared as a device function (was: g++ linked libc's system)":
+        ('extern "C" __device__ int system(const char*);\n__global__ void k(float* out) {{ system("touch {ran}"); '
+         'out[0] = 1.0f; }}\n', r"calls system, declared but never defined"),
+    "a C++ device function declared and never defined":
+        ('__device__ int helper(int);\n__global__ void k(float* out) {{ out[0] = helper(1); }}\n',
+         r"calls _Z6helperi, declared but never defined"),
+    "an extern device variable (g++ would link the C library's)":
+        ('extern __device__ char** environ;\n__global__ void k(float* out) {{ out[0] = environ != 0; }}\n',
+         r"`extern` on the device variable environ"),
+    "a constructor attribute": ('__device__ __attribute__((constructor)) void early() {{ }}\n'
+                                '__global__ void k(float* out) {{ out[0] = 1.0f; }}\n',
+                                r"the attribute `constructor` makes code run outside a kernel's launch"),
+}
+
+
+@pytest.mark.parametrize("text, says", UNLOADABLE.values(), ids=UNLOADABLE.keys())
+def test_what_nvrtc_compiles_and_a_gpu_would_not_load_is_refused(tmp_path, text, says):
+    ran = tmp_path / "ran"
+    cu = tmp_path / "unloadable.cu"
+    cu.write_text(text.format(ran=ran))
+    with pytest.raises((KernelCompileError, UnsupportedFeatureError), match=says):
+        load_kernel(cu, "k")((1,), (32,), (np.zeros(32, np.float32),))
+    assert not ran.exists()
+
+
+def test_conditionals_both_compilers_read_alike_build_and_run(tmp_path):
+    (tmp_path / "tile.cuh").write_text("#ifndef TILE\n#define TILE 4\n#endif\n#if defined(__CUDA_ARCH__) && "
+                                       "__CUDA_ARCH__ >= 700\n#define SCALE 3.0f\n#else\n#define SCALE -1.0f\n#endif\n")
+    cu = tmp_path / "alike.cu"
+    cu.write_text('#include "tile.cuh"\n#ifdef __CUDACC_RTC__\n#define WHO 1.0f\n#else\n#define WHO 100.0f\n#endif\n'
+                  "#if TILE == 4 \\\n    && 1\n__global__ void k(float* out) { out[threadIdx.x] = SCALE * TILE + WHO; }\n"
+                  "#endif\n// the line below is line 11: messages keep the file's numbering\n"
+                  "__global__ void broken(float* out) { out[0] = 1.0f; }\n")
+    out = np.zeros(32, np.float32)
+    load_kernel(cu, "k")((1,), (32,), (out,))
+    assert (out == 13.0).all()

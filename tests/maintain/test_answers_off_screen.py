@@ -1,7 +1,7 @@
 """No exercise's answer is on the screen above it (issue 21, point 2), in notebooks 02-10 and in
 their student copies.
 
-For every checker call, the right answer comes from the registry (exercises.SOLUTIONS) and is looked
+For every checker call, the right answer comes from the registry (helpers/course/exercises/solutions/) and is looked
 for, in the forms a learner would see it (helpers/maintain/answers_on_screen.py: the Python literal,
 any distinctive number, and for small numbers only the forms the course's instruments print them
 in), in every markdown cell and output above the call. Here: the committed notebooks, whose outputs

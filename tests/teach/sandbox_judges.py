@@ -19,3 +19,11 @@ def run_as_shell(exercise_id, path) -> Verdict:
     if out == "42":
         return Verdict(True, "passed", f"exercise {exercise_id}: it printed 42")
     return Verdict(False, "failed", f"exercise {exercise_id}: it printed {out[:80]!r}, not 42")
+
+
+def run_loud(exercise_id, path) -> Verdict:
+    """As the emulator does with a kernel's printf: the script's output goes to this process's stdout, which the
+    grader reads, and the verdict is printed after it."""
+    r = subprocess.run(["sh", str(path)], timeout=120)
+    return Verdict(r.returncode == 0, "passed" if r.returncode == 0 else "failed",
+                   f"exercise {exercise_id}: the script exited with {r.returncode}")

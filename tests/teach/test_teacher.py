@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -18,6 +19,7 @@ import pytest
 from helpers.core import paths
 from helpers.run import backend
 from helpers.course import exercises
+from helpers.course.exercises import solutions
 from helpers.course.exercises.calls import checker_calls
 from helpers.teach import copies, sandbox
 from helpers.teach.grading import notebook, results, run
@@ -42,31 +44,38 @@ def test_the_registry_covers_every_checker_of_every_stage_module():
         stage = module.__name__.rsplit("stage", 1)[1]
         defined = _checker_functions(module)
         assert defined and all(n.startswith(f"check_{stage}_") for n in defined), module.__name__
-        assert {f.__name__ for f in module.SOLUTIONS} == set(defined), f"{module.__name__}: SOLUTIONS misses some"
+        assert set(defined) <= set(solutions.SOLUTIONS), f"{module.__name__}: the registry misses some"
         assert all(CHECKERS[n] is f for n, f in defined.items())
     assert _checker_functions(exercises) == CHECKERS           # the package re-exports every one
-    assert set(exercises.SOLUTIONS) == set(CHECKERS)
+    assert set(solutions.SOLUTIONS) == set(CHECKERS)
+
+
+def test_the_registry_lives_apart_from_the_checkers_where_the_sandbox_hides_it():
+    folder = ROOT / "helpers" / "course" / "exercises" / "solutions"
+    assert Path(solutions.__file__).parent == folder and "helpers/course/exercises/solutions" in sandbox.HIDDEN
+    for module in (exercises, *exercises.STAGE_MODULES):      # the checkers hold no registry of their own
+        assert not hasattr(module, "SOLUTIONS") and not hasattr(module, "solution"), module.__name__
 
 
 def test_every_checker_a_notebook_calls_is_registered():
     called = {c.name for p in (ROOT / "notebooks").glob("*.ipynb")
               for cell in nbformat.read(p, as_version=4).cells if cell.cell_type == "code"
               for c in checker_calls(cell.source)}
-    assert called and called <= set(exercises.SOLUTIONS)
+    assert called and called <= set(solutions.SOLUTIONS)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", CHECKERS)
 def test_every_checker_has_a_solution_it_accepts(name):
-    args = exercises.solution(name)
+    args = solutions.solution(name)
     fb = CHECKERS[name](*args)
     assert fb.ok and fb.status == "right", fb
     assert ast.literal_eval(f"({copies.as_source(args)},)") == args   # the source reads back as the answer
 
 
 def test_solution_of_an_unknown_checker_says_what_to_add():
-    with pytest.raises(KeyError, match="helpers/course/exercises/stage99.py"):
-        exercises.solution("check_99_exercise_1")
+    with pytest.raises(KeyError, match="helpers/course/exercises/solutions/__init__.py.*exercises/stage99.py"):
+        solutions.solution("check_99_exercise_1")
 
 
 def test_as_source():

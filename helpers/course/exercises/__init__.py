@@ -1,13 +1,11 @@
 """The exercises of every stage, each checked by a function the notebook calls:
 `check_05_exercise_1(answer)` returns Feedback, right or what is wrong with this answer.
 
-One module per stage (stage01 ... stage11; stage 00 has none) holds the stage's checkers and
-SOLUTIONS, {checker: a function returning the arguments that make it say "Correct"}, computed the
-way the checker computes its answer (from traces of the kernel files, the course's models, the
-committed measurements, this machine's caches for stage 01), so an edited kernel gets answers that
-fit the edit. The solutions never appear in the notebooks: the teacher kit reads them from here.
-This package collects both registries in stage order and re-exports every checker, so a notebook
-does `from helpers.course.exercises import check_02_exercise_1`.
+One module per stage (stage01 ... stage12; stage 00 has none) holds the stage's checkers. This package
+collects them in stage order (CHECKERS) and re-exports every one, so a notebook does
+`from helpers.course.exercises import check_02_exercise_1`. The solutions never appear in the notebooks,
+nor here: they live in the folder solutions/ (its __init__.py), which the teacher kit reads and the
+grader's sandbox leaves out.
 """
 
 from __future__ import annotations
@@ -38,7 +36,7 @@ from helpers.course.exercises.stage11 import (EX11_1_RANGES, EX11_2_CONFIGS, che
 from helpers.course.exercises.stage12 import check_12_exercise_1, check_12_exercise_2, check_12_prediction
 
 __all__ = [
-    "CHECKERS", "CHECKER_NAME", "SOLUTIONS", "STAGE_MODULES", "Feedback", "is_placeholder", "solution",
+    "CHECKERS", "CHECKER_NAME", "STAGE_MODULES", "Feedback", "is_placeholder",
     # what notebooks 09 and 11 use beside their checkers
     "broken_double_buffering", "broken_double_buffering_races", "EX11_1_RANGES", "EX11_2_CONFIGS",
     "check_01_exercise_1", "check_01_exercise_2", "check_01_exercise_3",
@@ -60,18 +58,7 @@ STAGE_MODULES = (stage01, stage02, stage03, stage04, stage05, stage06, stage07, 
 # groups: the stage, the exercise (None for a stage's prediction, check_05_prediction)
 CHECKER_NAME = re.compile(r"check_(\d\d)_(?:exercise_(\d+)|prediction)$")
 
-# checker name -> the arguments that make it say "Correct" (call it: some read traces or this machine)
-SOLUTIONS: dict[str, Callable[[], tuple]] = {
-    check.__name__: solve for module in STAGE_MODULES for check, solve in module.SOLUTIONS.items()}
 # checker name -> the checker, in stage order
-CHECKERS: dict[str, Callable] = {check.__name__: check for module in STAGE_MODULES for check in module.SOLUTIONS}
-
-
-def solution(check_name: str) -> tuple:
-    """The arguments that make `check_name` say "Correct". KeyError if there is none."""
-    if check_name not in SOLUTIONS:
-        m = CHECKER_NAME.match(check_name)
-        where = f"stage{m.group(1)}.py" if m else "its stage's module"
-        raise KeyError(f"no solution for {check_name}: add it to SOLUTIONS in helpers/course/exercises/{where}, "
-                       f"computed the way the checker computes its answer.")
-    return SOLUTIONS[check_name]()
+CHECKERS: dict[str, Callable] = {
+    name: f for module in STAGE_MODULES for name, f in sorted(vars(module).items())
+    if CHECKER_NAME.match(name) and callable(f) and getattr(f, "__module__", None) == module.__name__}

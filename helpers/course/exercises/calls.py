@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import re
 
 from helpers.course.exercises import CHECKER_NAME
 
@@ -23,19 +24,36 @@ class Call:
     func_end: int = 0
 
 
+MAX_PARSED = 200_000        # characters of a cell parsed for its calls: a course cell has a few thousand
+
+# where a line ends for Python's parser: \n, \r\n or \r. str.splitlines also breaks at a form feed, \x0b, \x1c-\x1e,
+# \x85, \u2028 and \u2029, which a comment or a string may hold: offsets counted from those lines land elsewhere.
+_LINE_BREAK = re.compile(r"(?<=\n)|(?<=\r)(?!\n)")
+
+
 def _offset(lines: list[str], line: int, col_bytes: int) -> int:
     """Character offset in the source of (1-based line, UTF-8 byte column), as ast reports them."""
     text = lines[line - 1]
     return sum(len(s) for s in lines[:line - 1]) + len(text.encode()[:col_bytes].decode(errors="ignore"))
 
 
-def checker_calls(source: str) -> list[Call]:
-    """The checker calls in a cell, in order. A cell Python cannot parse (IPython magics) has none."""
+def parse(source: str) -> ast.Module | None:
+    """A cell's syntax tree; None for one Python cannot parse (IPython magics, a null byte), one nested past the
+    parser's depth (100,000 terms of 1+1+...), or one over MAX_PARSED characters (its tree would take gigabytes)."""
+    if len(source) > MAX_PARSED:
+        return None
     try:
-        tree = ast.parse(source)
-    except SyntaxError:
+        return ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def checker_calls(source: str) -> list[Call]:
+    """The checker calls in a cell, in order. A cell Python cannot parse (parse()) has none."""
+    tree = parse(source)
+    if tree is None:
         return []
-    lines = source.splitlines(keepends=True)
+    lines = _LINE_BREAK.split(source)    # Python's own line breaks, not str.splitlines' (\f, \x85, \u2028, ...)
     found = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):

@@ -7,6 +7,8 @@ read comes back as Feedback saying so (the parse_* helpers return it in place of
 
 from __future__ import annotations
 
+import math
+import operator
 import re
 from dataclasses import dataclass
 
@@ -58,14 +60,49 @@ def is_placeholder_set(answer) -> bool:
     return is_placeholder(answer) or (isinstance(answer, (set, frozenset)) and any(is_placeholder(a) for a in answer))
 
 
+def number(value) -> float:
+    """A finite number from one value of an answer (an int, a float, a NumPy scalar, a numeric string);
+    ValueError saying why not (infinite, NaN, too large for a float, not a number). Never OverflowError."""
+    if isinstance(value, bool) or value is None:
+        raise ValueError(f"{value!r} is not a number")
+    try:
+        x = float(value.strip() if isinstance(value, str) else value)
+    except OverflowError:
+        raise ValueError(f"{value!r} is too large") from None
+    except (TypeError, ValueError):
+        raise ValueError(f"{value!r} is not a number") from None
+    if not math.isfinite(x):
+        raise ValueError(f"{value!r} is not a finite number")
+    return x
+
+
+def whole(value) -> int:
+    """A whole number from one value of an answer: an int, or a float (or numeric string) with nothing after
+    the point; ValueError saying why not (a fraction: 5.9 is not 5, infinite, not a number)."""
+    if isinstance(value, bool):
+        raise ValueError(f"{value!r} is not a number")
+    if isinstance(value, int):
+        return value
+    try:
+        return int(value.strip()) if isinstance(value, str) else operator.index(value)   # "5", NumPy integers
+    except (TypeError, ValueError):
+        pass
+    x = number(value)
+    if not x.is_integer():
+        raise ValueError(f"{value!r} is not a whole number")
+    return int(x)
+
+
 def parse_pair(answer, what: str):
-    """(int, int) from the learner's answer, or Feedback saying what is wrong with it."""
+    """(int, int) from the learner's answer, or Feedback saying what is wrong with it (a fraction is wrong:
+    5.9 blocks is not 5)."""
     if is_placeholder(answer):
         return unanswered(f"replace the placeholders with two whole numbers: {what}.")
     try:
-        pair = tuple(int(v) for v in answer)
-    except (TypeError, ValueError):
-        return wrong(f"give two whole numbers as a tuple, like (3, 4): {what}; got {answer!r}.")
+        pair = tuple(whole(v) for v in answer)
+    except (TypeError, ValueError) as e:
+        return wrong(f"give two whole numbers as a tuple, like (3, 4): {what}; got {answer!r}"
+                     + (f" ({e})." if isinstance(e, ValueError) else "."))
     if len(pair) != 2:
         return wrong(f"give exactly two numbers, {what}; got {len(pair)}.")
     return pair
@@ -73,12 +110,7 @@ def parse_pair(answer, what: str):
 
 def parse_whole_pair(answer, what: str):
     """(int, int) from the learner's answer, refusing fractions; or Feedback saying what is wrong."""
-    pair = parse_pair(answer, what)
-    if isinstance(pair, Feedback):
-        return pair
-    if any(isinstance(v, float) and not float(v).is_integer() for v in answer):
-        return wrong(f"give whole numbers: {what}; a fraction of a block or a warp cannot run.")
-    return pair
+    return parse_pair(answer, what)
 
 
 def parse_whole(answer, unit: str):
@@ -86,7 +118,7 @@ def parse_whole(answer, unit: str):
     if is_placeholder(answer):
         return unanswered(f"replace the placeholder with a whole number of {unit}.")
     try:
-        return int(answer)
+        return whole(answer)
     except (TypeError, ValueError):
         return wrong(f"answer with a whole number of {unit}, not {answer!r}.")
 

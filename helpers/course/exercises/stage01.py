@@ -6,7 +6,7 @@ from __future__ import annotations
 from helpers.core.arch import FLOAT_BYTES
 from helpers.course import cpu_gemm      # cache_sizes through the module: tests replace it
 from helpers.course.cpu_gemm import VECTOR_REGISTERS, kib
-from helpers.course.exercises.feedback import Feedback, right, unanswered, wrong
+from helpers.course.exercises.feedback import Feedback, number, right, unanswered, wrong
 
 
 _PLACEHOLDER = "replace the placeholder with a number."
@@ -21,9 +21,9 @@ def _number(answer):
     if answer is None or answer is Ellipsis or (isinstance(answer, str) and answer.strip() in ("", "?", "...")):
         return None, _PLACEHOLDER
     try:
-        return float(answer), None
-    except (TypeError, ValueError):
-        return None, f"give a number; got {answer!r}."
+        return number(answer), None
+    except ValueError as e:
+        return None, f"give a number; got {answer!r} ({e})."
 
 
 EX1_MR, EX1_NR = 4, 64
@@ -132,11 +132,3 @@ def check_01_exercise_3(answer) -> Feedback:
                      f"{kib(l1)} L1{assumed}.")
     return wrong(f"{k} fits ({kib(k * EX3_NR * 4)}), but a larger multiple of 16 does too. Look up "
                  f"the L1 size with cache_sizes().")
-
-
-# checker -> the arguments that make it say "Correct" (stage 01's third depends on this machine's L1)
-SOLUTIONS = {
-    check_01_exercise_1: lambda: (round(_ex1_intensity(), 4),),
-    check_01_exercise_2: lambda: (_ex2_largest_mr(),),
-    check_01_exercise_3: lambda: (_ex3_largest_kc(),),
-}

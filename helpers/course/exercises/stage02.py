@@ -9,7 +9,7 @@ import math
 from helpers.core.arch import WARP_SIZE
 from helpers.core.configs import CoalescedConfig, NaiveConfig, ceil_div
 from helpers.course.exercises.feedback import (Feedback, band_of, is_placeholder, parse_choice, printed, right,
-                                               unanswered, wrong)
+                                               unanswered, whole, wrong)
 from helpers.measure import accesses, facts
 
 _KERNEL_NAMES = {"02_naive": "02_naive", "naive": "02_naive", "sgemm_naive": "02_naive",
@@ -43,10 +43,11 @@ def check_02_exercise_2(grid) -> Feedback:
     """The grid (x, y) of 02_naive_coalesced with block (16, 8) for C of 100 rows x 70 columns."""
     if is_placeholder(grid):
         return unanswered("replace the placeholder with a tuple (grid_x, grid_y).")
-    try:
-        g = tuple(int(v) for v in grid)
-    except (TypeError, ValueError):
-        return wrong(f"give the grid as a tuple of whole numbers, like (3, 4); got {grid!r}.")
+    try:     # whole numbers: (5.9, 13.2) is no grid, however close int() would bring it
+        g = tuple(whole(v) for v in grid)
+    except (TypeError, ValueError) as e:
+        return wrong(f"give the grid as a tuple of whole numbers, like (3, 4); got {grid!r}"
+                     + (f" ({e})." if isinstance(e, ValueError) else "."))
     if len(g) == 3 and g[2] == 1:
         g = g[:2]
     if len(g) != 2:
@@ -171,14 +172,3 @@ def check_02_prediction(answer) -> Feedback:
                  "touches at one step of the k loop in each kernel, and take their ratio as a first estimate of the "
                  "ratio of the times: the work of a request in the load path grows with its sectors, even when the "
                  "caches hold them.")
-
-
-# checker -> the arguments that make it say "Correct". Exercises 3 and 4 accept any block shape
-# that does it; the solution is one of them.
-SOLUTIONS = {
-    check_02_exercise_1: lambda: ("02_naive_coalesced",),
-    check_02_exercise_2: lambda: (_ex2_grid(),),
-    check_02_exercise_3: lambda: (1, 32),     # blockDim.x = 1: the 32 lanes of warp 0 lie in 32 rows
-    check_02_exercise_4: lambda: (1, 32),     # blockDim.x = 1: warp 0 stores one row of 32 columns
-    check_02_prediction: lambda: (_prediction_answer(),),
-}

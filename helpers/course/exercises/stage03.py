@@ -8,7 +8,6 @@ import math
 from helpers.core import stages
 from helpers.core.arch import WARP_SIZE
 from helpers.course.exercises.feedback import Feedback, band_of, parse_choice, parse_pair, printed, right, wrong
-from helpers.course.exercises.traces import words_and_wavefronts
 from helpers.measure import accesses, facts
 
 # 03_smem_tiling with tile 8 against 02_naive_coalesced with an 8 x 8 block: not the tile 16 that section 1
@@ -157,11 +156,3 @@ def check_03_prediction(answer) -> Feedback:
                  "what every multiply-add still needs after tiling, and where it now comes from; the caches had "
                  "caught part of the repeats of 02_naive_coalesced already. If each multiply-add still issues two "
                  "loads, how far can its time fall?")
-
-
-# checker -> the arguments that make it say "Correct"
-SOLUTIONS = {
-    check_03_exercise_1: lambda: (_ex03_1_counts(),),
-    check_03_exercise_2: lambda: words_and_wavefronts(_as_load(EX03_2_TILE)),
-    check_03_prediction: lambda: (_prediction_answer(),),
-}

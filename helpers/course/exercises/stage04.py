@@ -10,7 +10,7 @@ from helpers.core import stages
 from helpers.core.arch import WARP_SIZE
 from helpers.course.exercises.feedback import (Feedback, band_of, parse_choice, parse_pair, parse_whole_pair,
                                                printed, right, wrong)
-from helpers.course.exercises.traces import first_shared_load, words_and_wavefronts
+from helpers.course.exercises.traces import first_shared_load
 from helpers.measure import facts
 from helpers.measure.facts.common import run_named
 from helpers.measure.facts.notebook_04 import TUNING_RUN
@@ -187,11 +187,3 @@ def check_04_prediction(answer) -> Feedback:
                  "sixth of cuBLAS, issuing two shared loads per multiply-add. This kernel issues TM + 1 = 17 per 16 "
                  "(section 1's table). If the time followed the shared loads, how many times faster would it run, "
                  "and what share of cuBLAS is that? Then ask whether anything else got cheaper per multiply-add.")
-
-
-# checker -> the arguments that make it say "Correct"
-SOLUTIONS = {
-    check_04_exercise_1: lambda: (_ex04_1_want(),),
-    check_04_exercise_2: lambda: words_and_wavefronts(first_shared_load("04_1d_thread_tiling", EX04_2_CONFIG, "As")),
-    check_04_prediction: lambda: (_prediction_answer(),),
-}

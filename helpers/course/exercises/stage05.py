@@ -8,8 +8,8 @@ import math
 
 from helpers.core import stages
 from helpers.core.arch import WARP_SIZE
-from helpers.course.exercises.feedback import (Feedback, band_of, is_placeholder, parse_choice, parse_pair, printed,
-                                               right, unanswered, wrong)
+from helpers.course.exercises.feedback import (Feedback, band_of, is_placeholder, number, parse_choice, parse_pair,
+                                               printed, right, unanswered, wrong)
 from helpers.course.exercises.traces import first_shared_load, words_and_wavefronts
 from helpers.measure import accesses, facts, intensity, memory
 from helpers.measure.facts.common import config, run_named
@@ -40,7 +40,7 @@ def check_05_exercise_1(answer) -> Feedback:
     if is_placeholder(answer):
         return unanswered(f"replace the placeholders with two numbers: {what}.")
     try:
-        got = tuple(float(x) for x in answer)
+        got = tuple(number(x) for x in answer)
     except (TypeError, ValueError):
         return wrong(f"give two numbers as a tuple, like (1.5, 2): {what}; got {answer!r}.")
     if len(got) != 2:
@@ -197,12 +197,3 @@ def check_05_prediction(answer) -> Feedback:
                  "in each tile (BN / TN threads along a row of the block), and do different words land in one bank "
                  "(notebook 03, section 5)? And does either tile need more registers per thread, and so fewer warps "
                  "per SM?")
-
-
-# checker -> the arguments that make it say "Correct"
-SOLUTIONS = {
-    check_05_exercise_1: lambda: (tuple(round(_fmas_per_shared_load(tm, tn), 4) for tm, tn in EX05_1_TILES),),
-    check_05_exercise_2: lambda: words_and_wavefronts(
-        first_shared_load("05_2d_thread_tiling", EX05_2_CONFIG, "Bs", EX05_2_SIZE)),
-    check_05_prediction: lambda: (_prediction_answer(),),
-}

@@ -4,8 +4,8 @@ and the conflict of the store into the transposed tile, both traced from the ker
 from __future__ import annotations
 
 from helpers.core import stages
-from helpers.course.exercises.feedback import (Feedback, is_placeholder_set, parse_choice, parse_pair,
-                                               printed, right, unanswered, wrong)
+from helpers.course.exercises.feedback import (Feedback, is_placeholder_set, number, parse_choice,
+                                               parse_pair, printed, right, unanswered, wrong)
 from helpers.course.exercises.traces import first_shared_load
 from helpers.measure import accesses, facts
 
@@ -27,7 +27,7 @@ def _pads(answer):
                           f"choose from {', '.join(map(str, EX06_1_PADS))}.")
     items = [answer] if isinstance(answer, (int, float)) and not isinstance(answer, bool) else answer
     try:
-        values = [float(a) for a in items]
+        values = [number(a) for a in items]
     except (TypeError, ValueError):
         return wrong(f"give the values of PAD as a set of whole numbers, like {{1, 8}}; got {answer!r}.")
     if any(isinstance(a, bool) for a in items) or any(not v.is_integer() for v in values):
@@ -191,11 +191,3 @@ def check_06_prediction(answer) -> Feedback:
                  "trace, as the source writes the loads, and with Nsight Compute on the H200, after the compiler "
                  "merged them. How many did the H200 count in stage 05's default 16 × 4? Then look at what each fix "
                  "adds: shared-load instructions per two steps (the SASS table), and conflicts on the copy.")
-
-
-# checker -> the arguments that make it say "Correct"
-SOLUTIONS = {
-    check_06_exercise_1: lambda: (_ex06_1_pads(),),
-    check_06_exercise_2: lambda: (tuple(v.report.ways for v in _ex06_2_views()),),
-    check_06_prediction: lambda: (_prediction_answer(),),
-}

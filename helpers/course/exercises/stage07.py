@@ -207,7 +207,6 @@ def check_07_exercise_3(answer) -> Feedback:
                  f"within a quarter warp, and how many quarters are there?")
 
 
-# checker -> the arguments that make it say "Correct"
 # ---- the prediction before section 5 measures: how much 07 gained over 06 with the same tiles -----------------------
 PRED07_CHOICES = {"a": "less than 5 % faster", "b": "5 to 20 % faster", "c": "20 to 40 % faster",
                   "d": "more than 40 % faster"}
@@ -260,11 +259,3 @@ def prediction_on_screen() -> list[tuple[str, str]]:
     return [(f"{name}'s TFLOP/s with the same tiles", rf"(?<![\d.]){m[name]:.1f}\s*TFLOP/s") for name in ("07", "06")] + [
         ("the gain in %", rf"(?<![\d.]){m['gain']:.0f}\s*%\s*faster"),
         ("a marked fact of the run about 07", r"<!--\s*fact:\s*(?:ratio/)?run_06_07_\w+/07_vectorized/")]
-
-
-SOLUTIONS = {
-    check_07_exercise_1: lambda: (tuple(requests for requests, _ in _ex07_1_loads_of_a()),),
-    check_07_exercise_2: lambda: (ex07_2_wide_matrices(),),
-    check_07_exercise_3: lambda: (ex07_3_wavefronts()[:2],),
-    check_07_prediction: lambda: (_pred07_answer(),),
-}

@@ -66,7 +66,6 @@ def check_08_exercise_2(answer) -> Feedback:
     return wrong(f"add the two tiles: As holds BK x (BM + 4) floats, Bs holds BK x BN, 4 bytes each (BK = {c.BK}).")
 
 
-# checker -> the arguments that make it say "Correct"
 # ---- the prediction before section 5 measures: 08 against 07, both at their defaults ------------------------------
 PRED08_CHOICES = {"a": "more than 2 % slower than 07", "b": "within 2 % of 07, either way",
                   "c": "2 to 10 % faster than 07", "d": "more than 10 % faster than 07"}
@@ -116,10 +115,3 @@ def prediction_on_screen() -> list[tuple[str, str]]:
     shows, as its table prints them."""
     r = facts.h200_runs_07_09()[PRED08_RUN]
     return [(f"{v}'s TFLOP/s in {PRED08_RUN}", rf"(?<![\d.]){r[v]:.1f}\s*TFLOP/s") for v in ("08_warp_tiling", "07_vectorized")]
-
-
-SOLUTIONS = {
-    check_08_exercise_1: lambda: (_ex08_1_want(),),
-    check_08_exercise_2: lambda: (traced_shared_bytes("08_warp_tiling", configs.WarpTileConfig(**EX08_1_CONFIG)),),
-    check_08_prediction: lambda: (_pred08_answer(),),
-}

@@ -130,7 +130,6 @@ def check_09_exercise_3(answer) -> Feedback:
                  f"the two lines (the first one, for instance, is between lines {first[0]} and ...).")
 
 
-# checker -> the arguments that make it say "Correct"
 # ---- the prediction before section 5 measures: which of 08 and the two 09 kernels is fastest ----------------------
 PRED09_CHOICES = {"a": "08_warp_tiling", "b": "09_double_buffering", "c": "09_async_copy"}
 PRED09_RUN = "exp_08_09"   # the run of facts.H200_RUNS_07_09 the notebook's table shows
@@ -182,11 +181,3 @@ def prediction_on_screen() -> list[tuple[str, str]]:
     shows, as its table prints them."""
     r = facts.h200_runs_07_09()[PRED09_RUN]
     return [(f"{v}'s TFLOP/s in {PRED09_RUN}", rf"(?<![\d.]){r[v]:.1f}\s*TFLOP/s") for v in PRED09_CHOICES.values()]
-
-
-SOLUTIONS = {
-    check_09_exercise_1: lambda: (traced_shared_bytes("09_async_copy", configs.AsyncCopyConfig(**EX09_1_CONFIG)),),
-    check_09_exercise_2: lambda: (_overlapping(_ex09_2_schedule()),),
-    check_09_exercise_3: lambda: (_ex09_3_first_race(),),
-    check_09_prediction: lambda: (_pred09_answer(),),
-}

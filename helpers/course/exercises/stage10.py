@@ -10,7 +10,7 @@ from pathlib import Path
 from helpers.core.configs_tensor_cores import TensorCoreConfig
 from helpers.core import results_files, stages
 from helpers.core.paths import RESULTS_DIR
-from helpers.course.exercises.feedback import (Feedback, is_placeholder, parse_choice, parse_whole,
+from helpers.course.exercises.feedback import (Feedback, is_placeholder, number, parse_choice, parse_whole,
                                                parse_whole_pair, right, unanswered, wrong)
 from helpers.measure import facts
 
@@ -106,7 +106,7 @@ def check_10_exercise_3(answer) -> Feedback:
     if is_placeholder(answer):
         return unanswered("replace the placeholder with a number, the ratio of the two RMS errors.")
     try:
-        got = float(answer)
+        got = number(answer)
     except (TypeError, ValueError):
         return wrong(f"answer with a number (the ratio), not {answer!r}.")
     want = _ex10_3_ratio()
@@ -162,7 +162,6 @@ def check_10_exercise_4(answer) -> Feedback:
                  f"8 x {c.BM} tile from shared memory; count the products, then the bytes of the shared-memory operand.")
 
 
-# checker -> the arguments that make it say "Correct"
 # ---- the prediction before section 5 measures: wmma against stage 09's FP32 kernel --------------------------------
 PRED10_CHOICES = {"a": "less than 1.25 times as fast", "b": "1.25 to 1.5 times", "c": "1.5 to 2.5 times",
                   "d": "more than 2.5 times"}
@@ -215,12 +214,3 @@ def prediction_on_screen() -> list[tuple[str, str]]:
     return [("wmma's TFLOP/s in the ladder", rf"(?<![\d.]){_pred10_run()['10_tensor_cores']:.1f}\s*TFLOP/s"),
             ("wmma's TFLOP/s in exp_10.json", rf"(?<![\d.]){facts.value(PRED10_WMMA):.1f}\s*TFLOP/s"),
             ("the ratio to stage 09", rf"(?<![\d.]){_pred10_ratio():.1f}\s*times\s*09")]
-
-
-SOLUTIONS = {
-    check_10_exercise_1: lambda: (TensorCoreConfig(**EX10_1_CONFIG).shared_bytes(),),
-    check_10_exercise_2: lambda: (_ex10_2_fmas_per_hmma(),),
-    check_10_exercise_3: lambda: (round(_ex10_3_ratio(), 2),),
-    check_10_exercise_4: lambda: (_ex10_4_want(),),
-    check_10_prediction: lambda: (_pred10_answer(),),
-}

@@ -156,7 +156,6 @@ def check_11_exercise_3(answer) -> Feedback:
                  "table: which is largest?")
 
 
-# checker -> the arguments that make it say "Correct"
 EX11_5_GPU = "NVIDIA H200"   # the prediction is about the GPU of the committed table
 
 
@@ -185,11 +184,3 @@ def check_11_exercise_5(answer) -> Feedback:
                      "of the 1000 × 1000 result. (K does not change the number of blocks.)")
     return wrong("waves = blocks / (132 SMs × 2 blocks each), rounded up. 4096 / 128 = 32 tiles a side; 4097 needs "
                  "one more tile in each direction. Count both, divide by 264, round up, subtract.")
-
-
-SOLUTIONS = {
-    check_11_exercise_1: lambda: (_ex11_1_counts(),),
-    check_11_exercise_2: lambda: (_candidates(_ex11_2_rules()),),
-    check_11_exercise_3: lambda: (_ex11_3_best(_ex11_3_steps())["variant"][:2],),
-    check_11_exercise_5: lambda: (_ex11_5_answer(),),
-}

@@ -5,7 +5,8 @@ shape of the committed sweep furthest below cuBLAS."""
 from __future__ import annotations
 
 from helpers.core.configs_hopper import WarpSpecializedConfig
-from helpers.course.exercises.feedback import Feedback, is_placeholder, parse_whole, right, unanswered, wrong
+from helpers.course.exercises.feedback import (Feedback, is_placeholder, parse_whole, right, unanswered, whole,
+                                               wrong)
 from helpers.measure import hopper
 
 # the prediction's choices: each a step of the committed measurements, against the step before it
@@ -80,7 +81,7 @@ def check_12_exercise_2(answer) -> Feedback:
     if is_placeholder(answer):
         return unanswered("replace the placeholders with three whole numbers, the shape (M, N, K).")
     try:
-        shape = tuple(int(v) for v in answer)
+        shape = tuple(whole(v) for v in answer)
     except (TypeError, ValueError):
         return wrong(f"give the shape as three whole numbers, (M, N, K); got {answer!r}.")
     want = _worst_shape()
@@ -90,11 +91,3 @@ def check_12_exercise_2(answer) -> Feedback:
                      "tiles of 256 × 128 and compare with the 132 SMs: a small problem is a fraction of one wave, "
                      "and a block's pipeline fill and drain are not hidden behind any other tile.")
     return wrong("read the column '% of cuBLAS TF32' of the sweep table: which row is smallest?")
-
-
-# checker -> the arguments that make it say "Correct"
-SOLUTIONS = {
-    check_12_exercise_1: lambda: (_stage_bytes(EX12_1_CONFIG),),
-    check_12_exercise_2: lambda: (_worst_shape(),),
-    check_12_prediction: lambda: (_prediction_answer(),),
-}

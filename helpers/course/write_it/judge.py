@@ -9,7 +9,8 @@
               line) and, in a trace of the first, a middle and the last block, no race and no read of
               unwritten shared memory (helpers.measure.memory)
     lesson    the stage's lesson measured from the trace of your kernel (helpers.course.write_it.lessons)
-    timing    on a GPU: your kernel, the course's and cuBLAS at 2048³ (helpers.measure.bench)
+    timing    on a GPU: your kernel, the course's and cuBLAS at 2048³ (helpers.measure.bench); each of your
+              launches on fresh inputs and checked, the time held to the speed of light (measure/fair_timing.py)
 
 An exercise whose result must be the same bits at every run (split-K, Exercise.same_bits) runs every shape
 twice and compares the bits. A wrong result with no race behind it is traced for the line that gives a thread
@@ -34,7 +35,7 @@ from helpers.course.write_it import barriers, diagnose, operands
 from helpers.course.write_it.exercise import Call, Exercise
 from helpers.course.write_it.registry import exercise as find
 from helpers.course.write_it.verdict import Verdict
-from helpers.measure import bench, memory, trace, verify
+from helpers.measure import bench, fair_timing, memory, trace, verify
 from helpers.run import backend, cpu_backend
 from helpers.run.kernel_loader import Kernel, load_kernel
 
@@ -296,6 +297,10 @@ def _timing(ex: Exercise, kernels: dict[str, Kernel], v: Verdict, size: int) -> 
         return
     try:
         rows = time_beside(ex, kernels, size)
+    except fair_timing.UnfairTimingError as e:    # the timed launches skipped their work, or beat the GPU's peak
+        v.fail("timing", str(e), "time a kernel only when every launch computes its whole C from the A and B it is "
+                                 "given; keep no state between launches.")
+        return
     except CourseError as e:     # the course's kernel cannot run on this GPU, or the memory is short
         v.skipped("timing", f"not timed: {str(e).splitlines()[0]}")
         return
@@ -311,14 +316,19 @@ def _timing(ex: Exercise, kernels: dict[str, Kernel], v: Verdict, size: int) -> 
 
 def time_beside(ex: Exercise, kernels: dict[str, Kernel], size: int = TIME_SIZE) -> list[tuple[str, bench.Timing]]:
     """On a GPU: (name, timing) of the learner's kernels, the course's kernel and cuBLAS at size³ (cuBLAS in
-    TF32 for a TF32 exercise), the learner's launches checked once and then only enqueued."""
+    TF32 for a TF32 exercise); every one of the learner's launches on fresh inputs and checked
+    (measure/fair_timing.py: UnfairTimingError where a launch skipped its work or the median beats the GPU's peak)."""
     M = N = K = size
     bench.check_timing(M, N, K, TIME_REPEAT)
     A, B, C = bench.device_operands(M, N, K)
     bk = backend.current()
     calls = ex.launches(M, N, K, 1.0, A, B, 0.0, C, bk)
     runs = [kernels[c.kernel].timed_launcher(c.grid, c.block, c.args, shared_mem=c.shared_mem) for c in calls]
-    yours = bench.time_call(lambda: [run() for run in runs], n_repeat=TIME_REPEAT)
+    # every launch on fresh A and B and a C of NaN, each C checked, the median held to the speed of light
+    yours = fair_timing.time_fresh(lambda: [run() for run in runs], *fair_timing.gpu_parts(A, B, C, ex.precision),
+                                   n_repeat=TIME_REPEAT)
+    fair_timing.check_speed_of_light(yours, M, N, K, fair_timing.speed_of_light(bk.device_info(), ex.precision),
+                                     "your kernel")
     course = stages.variant(ex.course_kernel)
     config = course.config(**ex.course_config) if ex.course_config else None
     theirs, _ = bench.time_variant(course, M, N, K, config, n_repeat=TIME_REPEAT)

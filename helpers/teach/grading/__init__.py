@@ -15,8 +15,9 @@ grader trusts nothing that run reports as a verdict. What it takes from the note
   read; its verdict counts only when it carries a secret that process alone was given.
 
 Printed verdicts, files the notebook writes, checkers it replaces, solutions it imports: none of them
-reach the grade. Answers computed with the course's solution registry (`exercises.solution(...)`) are
-wrong: the registry is emptied in the graded kernel, and a notebook naming it has no computed answer.
+reach the grade. The course's solution registry (helpers/course/exercises/solutions/) is not in the
+sandbox at all (sandbox.HIDDEN): no route, an import in a fresh process, a reload, a read of the file,
+reaches it; and a notebook naming it has no computed answer.
 
 The modules, in the order a grade is made:
 

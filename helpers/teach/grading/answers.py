@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import ast
 
-SOLUTION_NAMES = {"solution", "SOLUTIONS", "teacher_copy", "write_copies"}
+from helpers.course.exercises.calls import parse
+
+SOLUTION_NAMES = {"solution", "solutions", "SOLUTIONS", "teacher_copy", "write_copies"}
 
 
 class _NotConstant(Exception):
@@ -58,13 +60,14 @@ def constant_arguments(args_source: str) -> tuple[list, dict] | None:
 
 def reads_solutions(source: str) -> bool:
     """Whether Python code names the course's solution registry (exercises.solution, SOLUTIONS, ...)."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
+    tree = parse(source)
+    if tree is None:
         return False
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and node.attr in SOLUTION_NAMES or \
                 isinstance(node, ast.Name) and node.id == "SOLUTIONS" or \
-                isinstance(node, ast.ImportFrom) and any(a.name in SOLUTION_NAMES for a in node.names):
+                isinstance(node, ast.ImportFrom) and (any(a.name in SOLUTION_NAMES for a in node.names)
+                                                      or (node.module or "").endswith(".solutions")) or \
+                isinstance(node, ast.Import) and any(a.name.endswith(".solutions") for a in node.names):
             return True
     return False

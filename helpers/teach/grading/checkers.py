@@ -11,6 +11,7 @@ from helpers.course.exercises.calls import Call, checker_calls
 from helpers.teach.grading.answers import constant_arguments, reads_solutions
 from helpers.teach.grading.results import STATUSES, ExerciseResult
 from helpers.teach.grading.run import Run
+from helpers.teach.sandbox import answer_record
 
 CHECKERS = dict(exercises.CHECKERS)        # the grader's checkers, imported before any student code runs
 
@@ -18,11 +19,12 @@ CHECKERS = dict(exercises.CHECKERS)        # the grader's checkers, imported bef
 def _judge(name: str, args, kwargs, note: str = "") -> ExerciseResult:
     try:
         fb = CHECKERS[name](*args, **kwargs)
+        status = getattr(fb, "status", None)
+        status = status if status in STATUSES else "right" if fb else "wrong"
+        return ExerciseResult(name, status, str(getattr(fb, "message", fb)) + note)
     except Exception as e:   # checkers never raise on an answer; the call's shape can still be wrong
-        return ExerciseResult(name, "error", f"the checker cannot take these arguments: {type(e).__name__}: {e}")
-    status = getattr(fb, "status", None)
-    status = status if status in STATUSES else "right" if fb else "wrong"
-    return ExerciseResult(name, status, str(getattr(fb, "message", fb)) + note)
+        return ExerciseResult(name, "error", f"the checker cannot take these arguments: {type(e).__name__}: "
+                                             f"{str(e)[:300]}")
 
 
 def _judge_call(call: Call, record: dict, reads: bool) -> ExerciseResult:
@@ -33,10 +35,11 @@ def _judge_call(call: Call, record: dict, reads: bool) -> ExerciseResult:
         return ExerciseResult(call.name, "wrong", "the notebook reads the course's solutions, and this answer is "
                                                   f"computed ({' '.join(call.args.split())[:80]}), not written")
     try:
+        record = answer_record(record) or {"unreadable": "no answer record"}   # checked again here: size, shape
         if "unreadable" in record:
             raise ValueError(record["unreadable"])
         args = [ast.literal_eval(a) for a in record["args"]]
-        kwargs = {k: ast.literal_eval(v) for k, v in record.get("kwargs", {}).items()}
+        kwargs = {k: ast.literal_eval(v) for k, v in record["kwargs"].items()}
     except (ValueError, TypeError, SyntaxError, KeyError, RecursionError, MemoryError) as e:
         return ExerciseResult(call.name, "wrong", f"the answer's value cannot be read ({str(e)[:120]}): write it as "
                                                   f"numbers, strings, or tuples or sets of them")
@@ -74,8 +77,9 @@ class CheckerCalls:
             if i not in run.ran:
                 results.append(ExerciseResult(name, "not attempted", "its cell is not among the cells that ran"))
             elif cell.get("errors"):
-                ename, evalue = cell["errors"][0]
-                results.append(ExerciseResult(name, "error", f"its cell raised {ename}: {evalue}"))
+                first = cell["errors"][0]
+                ename, evalue = (first if isinstance(first, list) and len(first) == 2 else ("an error", first))
+                results.append(ExerciseResult(name, "error", f"its cell raised {str(ename)[:200]}: {str(evalue)[:1000]}"))
             elif run.problem or not cell.get("executed"):
                 results.append(ExerciseResult(name, "error", f"not reached: {run.problem or 'its cell did not run'}"))
             else:

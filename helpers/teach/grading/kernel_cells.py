@@ -13,12 +13,15 @@ import re
 import secrets
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from helpers.core.paths import ROOT
 from helpers.teach import sandbox as sandboxing
 from helpers.teach.grading.results import STATUSES, ExerciseResult
 from helpers.teach.grading.run import Run
+
+_ID = re.compile(r"[A-Za-z0-9_-]{1,32}")     # an exercise's id, before it names a file
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,7 +34,7 @@ class KernelCells:
     judge: str = "helpers.course.write_it:check"
     starters: str = "helpers/course/write_it/starters"    # ID.cu: what a student copy's cell holds
     exercises: tuple = ()                                # (stage, ID) of each: a stage's missing cell is reported
-    time_limit: float = 900.0
+    time_limit: float = 900.0                            # per cell, and never past the notebook's own limit
     # "module:function", called with the notebook's cells as handed in: {ID: the learner's record of that exercise
     # in a teacher's words} ("asked to see the course's kernel before passing"), added to its message
     notes: str = "helpers.course.write_it.record:notes_from_outputs"
@@ -53,7 +56,7 @@ class KernelCells:
             if m and (cell.source[m.end():].strip() or m.group(1) not in found):
                 found[m.group(1)] = f"// {cell.source[:m.end()].strip()}\n" + cell.source[m.end():]
         missing = {ex_id for ex_stage, ex_id in self.exercises if ex_stage == stage} - set(found)
-        results = [self.judge_source(ex_id, found[ex_id], sandbox) if ex_id in found else
+        results = [self.judge_source(ex_id, found[ex_id], sandbox, run.deadline) if ex_id in found else
                    ExerciseResult(f"{self.magic} {ex_id}", "not attempted", f"no cell holds %%{self.magic} {ex_id}")
                    for ex_id in sorted({*found, *missing})]
         notes = self._notes(nb)
@@ -73,34 +76,47 @@ class KernelCells:
             return {}
         return {str(k): str(v)[:500] for k, v in found.items()} if isinstance(found, dict) else {}
 
-    def judge_source(self, exercise_id: str, source: str, sandbox) -> ExerciseResult:
+    def judge_source(self, exercise_id: str, source: str, sandbox, deadline: float | None = None) -> ExerciseResult:
+        """The check's verdict on one kernel source, judged within time_limit and before `deadline` (a
+        time.monotonic(): the notebook's --time-limit, which its kernel cells share with its run)."""
         name = f"{self.magic} {exercise_id}"
         if not source.split("\n", 1)[1].strip():
             return ExerciseResult(name, "not attempted", "its cell holds no kernel, only the magic's line")
+        if not _ID.fullmatch(exercise_id):
+            return ExerciseResult(name, "error", f"%%{self.magic} takes an exercise's id (letters, digits, _ and -), "
+                                                 f"not {exercise_id[:40]!r}")
+        limit = self.time_limit if deadline is None else min(self.time_limit, deadline - time.monotonic())
+        if limit < 1:
+            return ExerciseResult(name, "error", f"not checked: the notebook's time limit "
+                                                 f"({sandbox.limits.wall_s:.0f} s, its run and its kernel cells "
+                                                 f"together) was spent before this cell's turn")
         nonce = secrets.token_hex(16)
-        judging = sandboxing.Sandbox(dataclasses.replace(sandbox.limits, wall_s=self.time_limit), sandbox.enabled,
-                                     sandbox.backend, sandbox.bwrap)
+        judging = sandboxing.Sandbox(dataclasses.replace(sandbox.limits, wall_s=limit, cpu_s=max(1, int(limit))),
+                                     sandbox.enabled, sandbox.backend, sandbox.bwrap)
         entry = "from helpers.teach.grading import kernel_cells; kernel_cells.judge_inside()"
         out = judging.run([sys.executable, "-c", entry, self.judge, exercise_id], stdin=f"{nonce}\n{source}", cwd=ROOT)
         for line in reversed(out.stdout.splitlines()):
             if line.startswith(nonce + " "):
                 try:
                     verdict = json.loads(line[len(nonce) + 1:])
-                    return ExerciseResult(name, verdict["status"], verdict["message"])
-                except (ValueError, KeyError, TypeError):
+                    return ExerciseResult(name, verdict["status"], verdict["message"], list(verdict.get("steps", [])))
+                except (ValueError, KeyError, TypeError, RecursionError):
                     break
-        why = (f"it ran past {self.time_limit:.0f} s" if out.timed_out else
+        why = (f"it ran past {limit:.0f} s" + (" (what was left of the notebook's time limit)"
+                                                 if limit < self.time_limit else "") if out.timed_out else
+               "it printed more than the grader reads (32 MiB), and its verdict was lost" if out.stdout_capped else
                f"it ended without a verdict (exit status {out.returncode})")
         tail = (out.stderr.strip().splitlines() or [""])[-1][:200]
         return ExerciseResult(name, "error", f"the check of this kernel failed: {why}" + (f": {tail}" if tail else ""))
 
 
-def _verdict_words(v) -> tuple[str, str]:
+def _verdict_words(v) -> tuple[str, str, list[dict]]:
     status = getattr(v, "status", None)
     if status not in STATUSES:
         status = "right" if getattr(v, "ok", bool(v)) else "not attempted" if status == "not done yet" else "wrong"
     message = v.last_line() if hasattr(v, "last_line") else getattr(v, "message", None) or str(v)
-    return status, str(message)
+    steps = [{"step": str(s.name), "ok": s.ok, "lines": [str(x) for x in s.lines]} for s in getattr(v, "steps", [])]
+    return status, str(message), steps
 
 
 def judge_inside() -> None:
@@ -111,15 +127,18 @@ def judge_inside() -> None:
     nonce, _, source = sys.stdin.read().partition("\n")
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
     judge, exercise_id = sys.argv[1], sys.argv[2]
+    if not _ID.fullmatch(exercise_id):       # judge_source refuses it first; a file name is built from it below
+        raise SystemExit(f"not an exercise's id: {exercise_id[:40]!r}")
     path = Path(tempfile.mkdtemp()) / "your_cell" / f"{exercise_id}.cu"
     path.parent.mkdir()
     path.write_text(source)
     try:
         module, _, function = judge.partition(":")
-        status, message = _verdict_words(getattr(importlib.import_module(module), function)(exercise_id, path))
+        status, message, steps = _verdict_words(getattr(importlib.import_module(module), function)(exercise_id, path))
     except Exception as e:
-        status, message = "error", f"the check raised {type(e).__name__}: {e}"
+        status, message, steps = "error", f"the check raised {type(e).__name__}: {e}", []
     sys.stdout.flush()
-    os.write(1, f"{nonce} {json.dumps({'status': status, 'message': message})}\n".encode())
+    verdict = json.dumps({"status": status, "message": message, "steps": steps})
+    os.write(1, f"\n{nonce} {verdict}\n".encode())
     os._exit(0)
 

