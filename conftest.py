@@ -1,8 +1,8 @@
 """The test tiers, and checks that run beside nbval on the outputs of each notebook as it runs (tests/conftest.py
 holds the unit tests' setup).
 
-Tiers (pytest.ini lists the markers): a notebook executed by nbval is `notebook` and `slow`, a test of
-tests/e2e/ (the command line, Jupyter, a browser, Colab: each starts processes) is `e2e` and `slow`; tests
+Tiers (pytest.ini lists the markers): a notebook executed by nbval is `notebook`, `slow` and `emulator`, a test of
+tests/e2e/ (the command line, Jupyter, a browser, Colab: each starts processes) `e2e`, `slow` and `emulator`; tests
 declare `emulator` (it builds or runs kernels on the CPU emulator: it needs a C++ compiler; tests/conftest.py
 checks that the mark is there), `slow` (over about 5 s on 2 cores with a warm build cache) and `gpu` themselves.
 The quick tier for everyday work is `pytest -m "not slow"`; the whole suite is plain `pytest` (README).
@@ -39,12 +39,12 @@ def pytest_sessionstart(session):
 def pytest_collection_modifyitems(config, items):
     for item in items:
         where = Path(str(item.fspath)).resolve().relative_to(HERE).parts
-        if where[0] == "notebooks":
-            item.add_marker(pytest.mark.notebook)
-            item.add_marker(pytest.mark.slow)
-        elif where[:2] == ("tests", "e2e"):
-            item.add_marker(pytest.mark.e2e)
-            item.add_marker(pytest.mark.slow)
+        if where[0] == "notebooks":       # a notebook runs the course's kernels, on the emulator where there is no GPU
+            for mark in (pytest.mark.notebook, pytest.mark.slow, pytest.mark.emulator):
+                item.add_marker(mark)
+        elif where[:2] == ("tests", "e2e"):   # as a learner runs the course: kernels built and run
+            for mark in (pytest.mark.e2e, pytest.mark.slow, pytest.mark.emulator):
+                item.add_marker(mark)
 
 
 @pytest.hookimpl(hookwrapper=True)

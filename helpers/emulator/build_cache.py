@@ -163,6 +163,12 @@ def problem(folder: Path, product: str, recheck: bool = False) -> str | None:
     """None when `folder` holds a whole build of `product`; MISSING when there is no entry; else
     what is wrong with it. recheck: hash it again even if this process found it whole before."""
     path = folder / product
+    if not recheck:   # a stat, no file opened, where this process already found the very same file whole
+        try:
+            if _checked.get(path) == _identity(path.stat()):
+                return None
+        except OSError:
+            pass
     if not folder.exists():
         return MISSING
     try:

@@ -9,6 +9,7 @@ import pytest
 
 from helpers.core.paths import NOTEBOOKS, rel
 from helpers.course import exercises
+from helpers.course.exercises import solutions
 from helpers.measure import facts
 from helpers.measure.facts.notebook_04 import TUNING_RUN
 
@@ -25,7 +26,7 @@ def test_the_table_the_prose_and_the_checker_read_one_run(stage):
     files = {m for c in nb.cells if c.cell_type == "code"
              for m in re.findall(r"gpu_results\.gpu_results\(\"\d\d\", file=\"([^\"]+)\"\)", c.source)}
     assert files == {rel(TUNING_RUN)}, f"notebook {stage}'s table reads {files}, its facts {rel(TUNING_RUN)}"
-    message = exercises.CHECKERS[f"check_{stage}_prediction"](*exercises.solution(f"check_{stage}_prediction")).message
+    message = exercises.CHECKERS[f"check_{stage}_prediction"](*solutions.solution(f"check_{stage}_prediction")).message
     assert rel(TUNING_RUN) in message
     if stage == "04":
         pct = facts.value("tuning_run_pct_cublas/04_1d_thread_tiling/BM64,BN64,BK16,TM16")
@@ -51,7 +52,7 @@ def _conflicts_said(phrase: str) -> set[tuple[str, int]]:
 @pytest.mark.slow
 def test_05_s_prediction_explains_8_x_8_s_loss_by_the_conflicts_section_6_shows():
     shown = _wide_loads_shown(_notebook("05"))
-    message = exercises.check_05_prediction(*exercises.solution("check_05_prediction")).message
+    message = exercises.check_05_prediction(*solutions.solution("check_05_prediction")).message
     written = re.search(r"As the source writes them, 16 × 4's loads have (.*?) and 8 × 8's (.*?) \(", message)
     merged = re.search(r"Merged by the compiler into (\d+)-byte loads of As and (\d+)-byte loads of Bs, 16 × 4's have "
                        r"(.*?) and 8 × 8's (.*?)\.", message)

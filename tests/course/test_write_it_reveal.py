@@ -76,7 +76,7 @@ def test_the_graders_report_carries_the_record_from_the_outputs_handed_in(mine, 
                                                                        metadata={"text/markdown": {record.METADATA: 7}})])])
     kind = kernel_cells.KernelCells(exercises=(("04", "04"),))
     monkeypatch.setattr(kernel_cells.KernelCells, "judge_source",
-                        lambda self, ex_id, source, sandbox: ExerciseResult(f"kernel {ex_id}", "right", "PASSED."))
+                        lambda self, ex_id, source, sandbox, deadline=None: ExerciseResult(f"kernel {ex_id}", "right", "PASSED."))
     [result] = kind.results(nb, "04", None, None)
     assert result.status == "right"
     assert result.message.startswith("[the learner's record: asked to see the course's kernel before passing (")

@@ -84,9 +84,6 @@ INPUTS = [
                  r"count = 0: .* Fix: e\.g\. 3", id="tune --dry-run --count 0"),
     pytest.param(["diff", "07_vectorized", "--context", "-1"], USAGE, r"--context takes a whole number from 0 up, got -1",
                  id="diff --context -1"),
-    pytest.param(["sweep", "--backend", "cpu"], FAILED,
-                 r"sweep times sgemm and cuBLAS on a GPU; this session runs the CPU emulator.* Fix: run it on a machine "
-                 r"with an NVIDIA GPU", id="sweep --backend cpu (was: a CuPy CUDA error)"),
     pytest.param(["sweep", "--held-out", "12x34", "--backend", "cpu"], USAGE, r"'12x34' is not a size: give N \(a square\) "
                  r"or MxNxK", id="sweep --held-out 12x34"),
     pytest.param(["dispatch", "--precision", "fp16", "--backend", "cpu"], USAGE, r"invalid choice: 'fp16'",

@@ -131,7 +131,7 @@ def test_the_write_it_check_fails_a_kernel_whose_timing_is_unfair(monkeypatch):
 
     def unfair(*args):
         raise fair_timing.UnfairTimingError("timed launch 2 of 20, on fresh A and B and a C full of NaN, left it")
-    monkeypatch.setattr(judge, "_time", unfair)
+    monkeypatch.setattr(judge, "time_beside", unfair)
     v = Verdict("03", "sgemm_tiled", "your cell", "gpu")
     judge._timing(exercise("03"), None, v, 2048)
     assert not v.ok and v.failed_step == "timing" and "timed launch 2 of 20" in v.last_line()

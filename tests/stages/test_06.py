@@ -52,7 +52,7 @@ def _worst(variant, fields, op, array):
     (None, False, "placeholder"),
     ("x", False, "set of whole numbers"),
     ({1.5}, False, "whole number of floats"),
-    ({True}, False, "whole number of floats"),
+    ({True}, False, "set of whole numbers"),       # a bool is no count of floats
 ])
 def test_exercise_06_1(answer, ok, says):
     f = exercises.check_06_exercise_1(answer)
