@@ -9,6 +9,7 @@ import matplotlib
 
 from helpers.core import stages
 from helpers.core.configs import ceil_div
+from helpers.measure import stream_k
 from helpers.measure.dispatch_table import load_sweep
 from helpers.run import dispatch
 from helpers.views.style import SVG_RC, save_svg
@@ -74,7 +75,6 @@ def plot_stream_k(M: int, N: int, K: int, ctas: int, config=None):
     import dataclasses
 
     import matplotlib.pyplot as plt
-    from helpers.measure import stream_k
     config = config or stages.variant(stream_k.VARIANT).default
     whole = stream_k.schedule(M, N, K, dataclasses.replace(config, SK_WAVES=0), ctas)["k-tiles"]
     shared = stream_k.schedule(M, N, K, config, ctas)["k-tiles"]
