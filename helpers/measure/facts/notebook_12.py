@@ -11,6 +11,7 @@ import numpy as np
 from helpers.core import results_files
 from helpers.measure import hopper
 from helpers.measure.facts.common import config, fact, pick
+from helpers.measure.facts.notebook_11 import LIBRARY_SWEEP, library_row, library_summary
 
 STEPS = {"cublas_tf32": "cuBLAS TF32", "10_wgmma": "10_wgmma", "tma_warp_specialized": "TMA + warp specialization",
          "persistent_tiles": "+ persistent tiles", "rounded_by_copy_engine": "+ TF32 rounded by the copy engine"}
@@ -92,4 +93,8 @@ FACTS = {
         _ncu(kernel)["shared-load wavefronts"] / _ncu(kernel)["shared loads (warp instructions)"])),
     # KERNEL of NCU_KERNELS (its first profiled launch), or "other_max": the highest clock of the run's other launches
     "hopper_ncu_sm_ghz": fact(hopper.NCU_SECTIONS_12, _ncu_clock),
+    # helpers.sgemm(..., precision="tf32") as called on an H100 (notebook 11's library sweep): % of cuBLAS TF32 at a
+    # shape (MxNxK, beta = 0), and the geometric mean over the held-out shapes ('held_out') or all ('all')
+    "library_tf32_pct_cublas_tf32": fact(LIBRARY_SWEEP, lambda shape: library_row(shape)["tf32"]["pct_cublas"]),
+    "library_tf32_geomean_pct_cublas_tf32": fact(LIBRARY_SWEEP, lambda which: library_summary(which, "tf32_geomean_pct_cublas")),
 }
