@@ -1,7 +1,7 @@
-"""Every configuration the TF32 dispatcher weighs (helpers/run/dispatch_tf32.options: 256 x 128, 128 x 128 and 128 x 64
-tiles of 11_stream_k, SK_WAVES 0, 1 and 2, and SLICES where every tile can be shared) computes the right product on the
-CPU emulator at every shape of the catalogue, exactly as the model would launch it at that shape (its SLICES, the
-emulator's 132 blocks per SM count); and the parts of a split-K launch are added in one order, run after run."""
+"""Every configuration the TF32 dispatcher weighs (dispatch_tf32.options in helpers/run/dispatch_tf32.py: 256 x 128,
+128 x 128 and 128 x 64 tiles of 11_stream_k, SK_WAVES 0, 1 and 2, and SLICES where every tile can be shared) computes
+the right product on the CPU emulator at every shape of the catalogue, exactly as the model would launch it there (its
+SLICES, for the emulator's 132 SMs); and the parts of a split-K launch are added in one order, run after run."""
 
 import numpy as np
 import pytest
