@@ -29,7 +29,7 @@ def test_the_model_reproduces_the_sweep_within_its_stated_error():
     _, calls = tf32_fit.fit()
     errors = [abs(c.measured_ms / dispatch_tf32.estimate_ms(c.M, c.N, c.K, c.config, MACHINE, c.beta_nonzero) - 1)
               for c in calls]
-    assert statistics.median(errors) < 0.10 and max(errors) < 0.35   # UNMEASURED_MARGIN's comment: 8 %, up to 25 %
+    assert statistics.median(errors) < 0.10 and max(errors) < 0.35   # UNMEASURED_MARGIN's comment: 8 %, up to 27 %
 
 
 @pytest.mark.parametrize("M, N, K, tile", [(512, 512, 512, (128, 64)), (1000, 1000, 1000, (128, 64)),
