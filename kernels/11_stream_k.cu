@@ -1,7 +1,7 @@
 // Stage 11: stream-K, on stage 12's kernel (TF32 tensor cores, TMA, warp specialization; sm_90a).
 //
 // C = alpha * A * B + beta * C, row-major: A is M x K, B is K x N, C is M x N (not read if beta = 0).
-// What changed from 12_warp_specialized: how the blocks share the work, and the epilogue's loads of C.
+// What changed from 12_warp_specialized: how the blocks share the work.
 // - 12's persistent blocks walk whole tiles: block b takes tiles b, b + G, b + 2G, ... of the G blocks'
 //   grid. Where the tiles are few (512 x 512 x 16384: 8 tiles of 256 x 128 for 132 SMs) or their last
 //   wave is part-empty, SMs idle while a few blocks multiply long K loops.
@@ -21,9 +21,10 @@
 //   needs every block of the grid on the GPU at once; the emulator runs a few blocks at a time.)
 // - The producer and the consumers walk the same pieces (Pieces), so the ring's stages and
 //   phases run on across pieces as they ran across tiles.
-// - With beta != 0 the epilogue loads C's values for 4 of the thread's row pairs before it stores any:
-//   8 loads in flight instead of one load, its use and its store at a time (12 waited for each; 8 pairs
-//   would need more than the 168 registers a thread of 384 has, and spill).
+// - G is the host's choice: one block per SM, or, where every tile is shared (fewer tiles than SMs),
+//   S blocks per tile (G = tiles x S, StreamKConfig.SLICES): then T / G = numK / S and every run lies
+//   in one tile, run j of each tile over the same k-tiles [j numK / S, (j + 1) numK / S): split-K, by
+//   the same code. The tiles that share rows of A (or columns of B) then read them at the same time.
 // SK_WAVES = 0 is 12's schedule (every tile whole, no workspace, no second kernel).
 //
 // Template parameters:
@@ -37,8 +38,9 @@
 // Rows of A and B start 16-byte aligned (the host pads the pitch where K or N is not a multiple of 4).
 // `partial` holds 2 x G x BM x BN floats where stream_k_tiles(tiles, G, SK_WAVES) > 0 (else it is not
 // read or written).
-// Launch: block ((CONSUMERS + 1) x 128), grid (G, 1, 1) with G the SMs, dynamic shared memory as
-// above; then, where stream_k_tiles() > 0, fixup_stream_k with block (256) and grid
+// skTiles x numK < 2^31 (StreamKConfig.check_shape; it holds wherever A, B and C fit int indices).
+// Launch: block ((CONSUMERS + 1) x 128), grid (G, 1, 1) with G the SMs (or tiles x S), dynamic shared
+// memory as above; then, where stream_k_tiles() > 0, fixup_stream_k with block (256) and grid
 // (BM x BN / 1024, stream_k_tiles(), 1).
 
 #include "tma.cuh"
@@ -69,20 +71,19 @@ __device__ __forceinline__ int stream_k_block(long long i, long long T, int ctas
 // tiles t = blockIdx.x, + G, ... below dpTiles, then its run [i, end) of stream-K iterations cut at tile
 // boundaries (slot 0 for the run's first piece, 1 after it).
 struct Pieces {
-  int t, dpTiles, ctas, numK;
-  long long i, begin, end;
-  __device__ bool next(int& tile, int& k0, int& k1, int& slot) {
+  int t, dpTiles, numK, i, end;
+  int slot;  // the workspace slot of the next part: 0 for the run's first piece, then 1
+  __device__ bool next(int& tile, int& k0, int& k1, int& partSlot) {
     if (t < dpTiles) {
-      tile = t, k0 = 0, k1 = numK, slot = 0;
-      t += ctas;
+      tile = t, k0 = 0, k1 = numK, partSlot = 0;
+      t += gridDim.x;
       return true;
     }
     if (i >= end) return false;
-    const int s = static_cast<int>(i / numK);
-    k0 = static_cast<int>(i - static_cast<long long>(s) * numK);
-    k1 = static_cast<int>(min(static_cast<long long>(numK), end - static_cast<long long>(s) * numK));
-    tile = dpTiles + s, slot = i == begin ? 0 : 1;
-    i = static_cast<long long>(s) * numK + k1;
+    const int s = i / numK;
+    k0 = i - s * numK, k1 = min(numK, end - s * numK);
+    tile = dpTiles + s, partSlot = slot, slot = 1;
+    i = s * numK + k1;
     return true;
   }
 };
@@ -108,8 +109,9 @@ __global__ void __launch_bounds__(128 * CONSUMERS + 128, 1)
   const int numK = (K + BK - 1) / BK;
   // The first dpTiles tiles are walked whole; the last skTiles give T iterations, block b taking its run.
   const int skTiles = stream_k_tiles(numTiles, gridDim.x, SK_WAVES), dpTiles = numTiles - skTiles;
+  // T < 2^31 (StreamKConfig.check_shape): the runs' bounds fit an int (the walk then keeps fewer registers).
   const long long T = static_cast<long long>(skTiles) * numK;
-  const long long skBegin = T * blockIdx.x / gridDim.x, skEnd = T * (blockIdx.x + 1) / gridDim.x;
+  const int skBegin = static_cast<int>(T * blockIdx.x / gridDim.x), skEnd = static_cast<int>(T * (blockIdx.x + 1) / gridDim.x);
 
   if (tid == 0) {
     for (int s = 0; s < STAGES; ++s) {
@@ -126,7 +128,7 @@ __global__ void __launch_bounds__(128 * CONSUMERS + 128, 1)
       tma_prefetch_map(&tmA);
       tma_prefetch_map(&tmB);
       int it = 0;  // k-tiles issued by this block, over all its pieces: stage it % STAGES, round it / STAGES
-      Pieces pieces{static_cast<int>(blockIdx.x), dpTiles, static_cast<int>(gridDim.x), numK, skBegin, skBegin, skEnd};
+      Pieces pieces{static_cast<int>(blockIdx.x), dpTiles, numK, skBegin, skEnd, 0};
       for (int t, k0, k1, slot; pieces.next(t, k0, k1, slot);) {
         int tm, tn;
         tile_coords(t, tilesM, tilesN, tm, tn);
@@ -156,7 +158,7 @@ __global__ void __launch_bounds__(128 * CONSUMERS + 128, 1)
   const int box = 2 * c + warp / 2, n = 32 * box + 4 * run + 2 * (g & 1);
   float frag[2][BK / 8][4];  // B's fragments of an even and an odd k-tile (wgmma reads them late)
   int it = 0;
-  Pieces pieces{static_cast<int>(blockIdx.x), dpTiles, static_cast<int>(gridDim.x), numK, skBegin, skBegin, skEnd};
+  Pieces pieces{static_cast<int>(blockIdx.x), dpTiles, numK, skBegin, skEnd, 0};
   for (int t, k0, k1, slot; pieces.next(t, k0, k1, slot);) {
     int tm, tn;
     tile_coords(t, tilesM, tilesN, tm, tn);
@@ -183,6 +185,7 @@ __global__ void __launch_bounds__(128 * CONSUMERS + 128, 1)
       for (int ks = 0; ks < BK / 8; ++ks) wgmma_m64k8_tf32<BM>(acc, frag[f][ks], wgmma_desc_sw128(as + 8 * ks));
       wgmma_commit_group();
       wgmma_wait_group<1>();  // the products of the k-tile before have completed
+      __syncwarp();           // and so have every lane's loads of its fragments: lane 0 speaks for the warp
       if (!first && lane == 0) mbarrier_arrive(&empty[(it + STAGES - 1) % STAGES]);
       ++it;
     };
@@ -196,8 +199,10 @@ __global__ void __launch_bounds__(128 * CONSUMERS + 128, 1)
     if (lane == 0) mbarrier_arrive(&empty[(it + STAGES - 1) % STAGES]);
 
     // acc[4j + i] is C^T's (16 warp + g + 8 (i/2), 8j + 2 t4 + i%2): row 8j + 2 t4 + i%2 of the
-    // tile, column n + i/2.
-    if (k0 != 0 || k1 != numK) {  // a part of the tile: its raw sums to this block's slot
+    // tile, column n + i/2. Each row's pair of columns is one 8-byte store where both lie in C. With
+    // beta != 0, C is read C_BATCH rows of 8 at a time, the batch's loads all before its stores, so
+    // that they are in flight together (as 10_wgmma does).
+    if (k0 != 0 || k1 != numK) {  // a part of the tile: its raw sums to this block's slot, not to C
       float* w = partial + (static_cast<size_t>(blockIdx.x) * 2 + slot) * (BM * BN);
 #pragma unroll
       for (int j = 0; j < BM / 8; ++j) {
@@ -206,46 +211,48 @@ __global__ void __launch_bounds__(128 * CONSUMERS + 128, 1)
           *reinterpret_cast<float2*>(&w[(8 * j + 2 * t4 + i) * BN + n]) = make_float2(acc[4 * j + i], acc[4 * j + 2 + i]);
         }
       }
-      continue;
+      continue;  // C is neither read nor written here: fixup_stream_k does both
     }
-    // The whole tile: each row's pair of columns is one 8-byte store where both lie in C. With beta != 0,
-    // the C values of J row pairs are loaded before any is stored, so that their loads are in flight together.
-    constexpr int J = 4;
+    // 12's C_BATCH of 8, but 4 where BM = 256 and the stream-K walk (Pieces) stays live through the epilogue:
+    // with 8 there, ptxas 12.9 keeps 92 B in local memory, inside the k-loop (168 registers a thread of 384).
+    constexpr int C_BATCH = BM == 256 && SK_WAVES > 0 ? 4 : 8;
     const bool alignedC = N % 2 == 0 && reinterpret_cast<size_t>(C) % 8 == 0;
     const int col = tn * BN + n;
 #pragma unroll
-    for (int j0 = 0; j0 < BM / 8; j0 += J) {
-      float2 old[J][2];
+    for (int j0 = 0; j0 < BM / 8; j0 += C_BATCH) {
+      float2 old[C_BATCH][2];  // C's pairs of the batch (beta != 0)
+      if (beta != 0.0f) {
 #pragma unroll
-      for (int jj = 0; jj < J; ++jj) {
+        for (int jj = 0; jj < C_BATCH; ++jj) {
 #pragma unroll
-        for (int i = 0; i < 2; ++i) {
-          const int row = tm * BM + 8 * (j0 + jj) + 2 * t4 + i;
-          old[jj][i] = make_float2(0.0f, 0.0f);
-          if (beta == 0.0f || row >= M || col >= N) continue;
-          const float* p = &C[static_cast<size_t>(row) * N + col];
-          if (alignedC && col + 1 < N) {
-            old[jj][i] = *reinterpret_cast<const float2*>(p);
-          } else {
-            old[jj][i].x = p[0];
-            if (col + 1 < N) old[jj][i].y = p[1];
+          for (int i = 0; i < 2; ++i) {
+            const int row = tm * BM + 8 * (j0 + jj) + 2 * t4 + i;
+            old[jj][i] = make_float2(0.0f, 0.0f);
+            if (row >= M || col >= N) continue;
+            const float* p = &C[static_cast<size_t>(row) * N + col];
+            if (alignedC && col + 1 < N) {
+              old[jj][i] = *reinterpret_cast<const float2*>(p);
+            } else {
+              old[jj][i].x = p[0];
+              if (col + 1 < N) old[jj][i].y = p[1];
+            }
           }
         }
       }
 #pragma unroll
-      for (int jj = 0; jj < J; ++jj) {
+      for (int jj = 0; jj < C_BATCH; ++jj) {
 #pragma unroll
         for (int i = 0; i < 2; ++i) {
           const int j = j0 + jj, row = tm * BM + 8 * j + 2 * t4 + i;
           if (row >= M || col >= N) continue;
+          const float2 c = beta == 0.0f ? make_float2(0.0f, 0.0f) : old[jj][i];  // C is not read if beta = 0
+          const float v0 = alpha * acc[4 * j + i] + beta * c.x, v1 = alpha * acc[4 * j + 2 + i] + beta * c.y;
           float* p = &C[static_cast<size_t>(row) * N + col];
-          const float2 v = make_float2(alpha * acc[4 * j + i] + beta * old[jj][i].x,
-                                       alpha * acc[4 * j + 2 + i] + beta * old[jj][i].y);
           if (alignedC && col + 1 < N) {
-            *reinterpret_cast<float2*>(p) = v;
+            *reinterpret_cast<float2*>(p) = make_float2(v0, v1);
           } else {
-            p[0] = v.x;
-            if (col + 1 < N) p[1] = v.y;
+            p[0] = v0;
+            if (col + 1 < N) p[1] = v1;
           }
         }
       }

@@ -14,12 +14,16 @@ from helpers.core.configs_hopper import TensorMapBox, WarpSpecializedConfig
 class StreamKConfig(KernelConfig):
     """12_warp_specialized's tiles and pipeline, one block per SM, with the last tiles shared out by stream-K:
     SK_WAVES = 0 none (12's schedule), 1 the tiles of the part-empty last wave, 2 those and one whole wave more.
-    The parts of shared tiles go to a workspace of 2 tiles per block, which fixup_stream_k adds in a fixed order."""
+    The parts of shared tiles go to a workspace of 2 tiles per block, which fixup_stream_k adds in a fixed order.
+    SLICES = S > 1 (with SK_WAVES = 1) launches S blocks per tile instead of one per SM: each block's run is then
+    one S-th of a tile's k-tiles, the same k-tiles in every tile (split-K, by stream-K's code). Like
+    12's PERSISTENT, a launch setting, not a template argument."""
     BM: int = 256
     CONSUMERS: int = 2
     STAGES: int = 4
     ROUND: int = 1
     SK_WAVES: int = 1
+    SLICES: int = 0
     BK: ClassVar[int] = 32
     TENSOR_MAPS: ClassVar[bool] = True
     SHARED_FORMULA: ClassVar[str] = WarpSpecializedConfig.SHARED_FORMULA
@@ -32,6 +36,9 @@ class StreamKConfig(KernelConfig):
     def validate(self) -> None:
         self._rule(self.SK_WAVES in (0, 1, 2), f"SK_WAVES = {self.SK_WAVES} must be 0 (every tile whole), 1 (the "
                                                "last, part-empty wave shared out) or 2 (and one whole wave more).")
+        self._rule(self.SLICES == 0 or (self.SLICES >= 2 and self.SK_WAVES == 1),
+                   f"SLICES = {self.SLICES} must be 0 (one block per SM) or, with SK_WAVES = 1, 2 or more blocks per "
+                   f"tile (SK_WAVES = {self.SK_WAVES}).")
         try:
             self.tiles_config()
         except ValueError as e:   # 12's rules, named with this configuration
@@ -40,6 +47,17 @@ class StreamKConfig(KernelConfig):
     @property
     def BN(self) -> int:
         return 64 * self.CONSUMERS
+
+    def label(self) -> str:
+        """The fields, SLICES only where it is set (the labels of one block per SM stay as they were)."""
+        return super().label().replace(", SLICES=0", "")
+
+    def check_shape(self, M: int, N: int, K: int) -> None:
+        """The kernel keeps its run of stream-K iterations in ints: every tile's k-tiles together under 2^31 (true
+        wherever A, B and C fit the kernels' int indices; checked, not assumed)."""
+        if self.tiles(M, N) * ceil_div(K, self.BK) >= 2**31:
+            raise ValueError(f"{type(self).__name__}({self.label()}): {M}x{N}x{K} has {self.tiles(M, N)} tiles of "
+                             f"{ceil_div(K, self.BK)} k-tiles, 2^31 or more iterations, which the kernel counts in an int.")
 
     def threads(self) -> int:
         return (self.CONSUMERS + 1) * 128
@@ -64,7 +82,9 @@ class StreamKConfig(KernelConfig):
 
     def launch_grid(self, M: int, N: int, sm_count: int | None) -> tuple[int, int, int]:
         """One block per SM (G = sm_count), also where there are fewer tiles, whose k-tiles stream-K then shares
-        out; with SK_WAVES = 0, as 12's persistent grid, no more blocks than tiles."""
+        out; with SK_WAVES = 0, as 12's persistent grid, no more blocks than tiles; with SLICES = S, S per tile."""
+        if self.SLICES:
+            return (self.tiles(M, N) * self.SLICES, 1, 1)
         if not sm_count:
             return self.grid(M, N)
         return (min(self.tiles(M, N), sm_count) if self.SK_WAVES == 0 else sm_count, 1, 1)

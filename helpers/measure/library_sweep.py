@@ -197,7 +197,7 @@ def _measure_shape(M: int, N: int, K: int, n_repeat: int, rounds: int, seed: int
            "max_rel_diff_vs_cublas": fields["fp32_beta0_max_rel_diff_vs_cublas_fp32"],
            "fp32_beta1": {"sgemm_ms": ms["fp32_beta1_sgemm"], "cublas_ms": ms["fp32_beta1_cublas"],
                           "pct_cublas": pct("fp32", 1)},
-           "tf32": {"choice": tf32.label(), "source": tf32.source, "why": tf32.why,
+           "tf32": {"choice": tf32.label(), "source": tf32.source, "why": tf32.why, "estimate_ms": tf32.estimate_ms,
                     "sgemm_ms": ms["tf32_beta0_sgemm"], "sgemm_tflops": flops / ms["tf32_beta0_sgemm"] / 1e9,
                     "cublas_ms": ms["tf32_beta0_cublas"], "cublas_tflops": flops / ms["tf32_beta0_cublas"] / 1e9,
                     "pct_cublas": pct("tf32", 0), "error_ratio": fields["tf32_error_ratio"],
@@ -231,7 +231,8 @@ def sweep(shapes=DEFAULT_SHAPES, held_out=(), n_repeat: int = 30, rounds: int = 
             "what": "sgemm(A, B) and sgemm(A, B, precision='tf32') as called (new output each call); with beta = 1 "
                     "sgemm(A, B, C, beta=1.0, out=C) in place; cuBLAS: cupy.matmul(A, B, out=...) and, with beta = 1, "
                     "cublasGemmEx into C; CUDA events around each call, median of each round's median",
-            "tf32_model": {"rate_tflops": dispatch_tf32.RATE_TFLOPS, "measured_on": dispatch_tf32.RATE_GPU},
+            "tf32_model": {"calibrated_on": dispatch_tf32.SWEEP_FILE, "tile_rates_from": dispatch_tf32.RATES_FILE,
+                           **{name: getattr(dispatch_tf32, name) for name in dispatch_tf32.CONSTANTS.values()}},
             "rows": rows, "summary": summary(rows),
             "held_out_summary": summary([r for r in rows if r["held_out"]]) if held_out else None,
             "targets": targets(rows)}

@@ -33,7 +33,7 @@ from helpers.run.kernel_loader import load_kernel
 @dataclass(frozen=True)
 class Mutation:
     """Replace `old` (exactly once in the kernel file) by `new`: what a learner might write, and the rule it breaks."""
-    kernel: str           # the variant: "10_wgmma" or "12_warp_specialized"
+    kernel: str           # the variant: "10_wgmma", "12_warp_specialized" or "11_stream_k"
     rule: str             # the PTX rule it breaks, in a few words
     old: str
     new: str
@@ -74,13 +74,19 @@ MUTATIONS: dict[str, Mutation] = {f"{m.kernel}: {m.rule}": m for m in (
     Mutation("12_warp_specialized", "a warp's lanes done with a stage before lane 0 gives it back (__syncwarp)",
              "      __syncwarp();           // and so have every lane's loads of its fragments: lane 0 speaks for the warp\n",
              "\n"),
+    # 11_stream_k is 12's kernel with the stream-K walk: the same rule, broken the same way, with parts of tiles shared
+    Mutation("11_stream_k", "a warp's lanes done with a stage before lane 0 gives it back (__syncwarp)",
+             "      __syncwarp();           // and so have every lane's loads of its fragments: lane 0 speaks for the warp\n",
+             "\n"),
 )}
 
 # Shapes each edit runs on before the trace: every tile partial somewhere, several rounds of the ring, and a long K.
 SHAPES = (verify.Shape("odd", 257, 193, 139), verify.Shape("long K", 300, 200, 1000))
 # The traced launch (block 0): five k-tiles, every stage refilled; for 12, more tiles than the 132 blocks of the
-# persistent grid, so that block 0 walks two tiles and refills its ring across them.
-RACE_SIZE = {"10_wgmma": (256, 128, 160), "12_warp_specialized": (128 * 12, 64 * 12, 160)}
+# persistent grid, so that block 0 walks two tiles and refills its ring across them; for 11 (SK_WAVES = 1), block 0
+# walks tile 0 whole (12 k-tiles), then its stream-K run, one k-tile of tile 132, a part written to the workspace.
+RACE_SIZE = {"10_wgmma": (256, 128, 160), "12_warp_specialized": (128 * 12, 64 * 12, 160),
+             "11_stream_k": (128 * 12, 64 * 12, 384)}
 
 
 @dataclass(frozen=True)
@@ -97,7 +103,7 @@ class Finding:
 
 def small_config(kernel: str, **over) -> KernelConfig:
     v = stages.variant(kernel)
-    base = _ws() if kernel == "12_warp_specialized" else {"BM": 64, "BN": 64, "STAGES": 3}
+    base = _ws() if kernel in ("12_warp_specialized", "11_stream_k") else {"BM": 64, "BN": 64, "STAGES": 3}
     return v.config(**{**base, **over})
 
 
@@ -133,6 +139,10 @@ def _run(path: Path, kernel: str, config: KernelConfig, s: verify.Shape, rng) ->
     name = stages.variant(kernel).name_expression(config)
     load_kernel(path, name)(config.launch_grid(s.M, s.N, backend.EMULATED_SMS), config.block(), args,
                             config.shared_bytes())
+    if config.workspace_floats(s.M, s.N, backend.EMULATED_SMS):   # 11_stream_k's fix-up adds the shared tiles' parts
+        finish, grid, block, ints = config.finish(s.M, s.N, s.K, backend.EMULATED_SMS)
+        load_kernel(path, finish)(grid, block, (*(np.int32(i) for i in ints), np.float32(s.alpha), args[-1],
+                                                np.float32(s.beta), C), 0)
     return verify.compare(C, C0, *verify.reference(A, B, C0, s.alpha, s.beta, "tf32"), s)
 
 

@@ -37,6 +37,8 @@ EXPECTED = {
         ("stopped", r"tensor cores are still reading"),
     f"{S}: a warp's lanes done with a stage before lane 0 gives it back (__syncwarp)":
         ("race", r"did not\s+wait for the reader to give the stage back"),
+    "11_stream_k: a warp's lanes done with a stage before lane 0 gives it back (__syncwarp)":
+        ("race", r"did not\s+wait for the reader to give the stage back"),
 }
 
 
@@ -66,7 +68,8 @@ def test_the_race_check_alone_catches_the_fence_and_ordering_mutations(cpu_backe
     assert re.search(r"line \d+.*line \d+", found.message, re.S)
 
 
-@pytest.mark.parametrize("kernel, config", [(W, {}), (W, {"BN": 128, "ROUND": 1}), (S, {}), (S, {"CONSUMERS": 2})])
+@pytest.mark.parametrize("kernel, config", [(W, {}), (W, {"BN": 128, "ROUND": 1}), (S, {}), (S, {"CONSUMERS": 2}),
+                                            ("11_stream_k", {}), ("11_stream_k", {"CONSUMERS": 2, "SLICES": 3})])
 def test_the_kernels_as_they_are_pass(cpu_backend, kernel, config):
     found = mu.examine(kernel, config=mu.small_config(kernel, **config))
     assert found.how == "passed", found

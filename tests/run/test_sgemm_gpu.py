@@ -13,7 +13,7 @@ import pytest
 
 from helpers.core.paths import ROOT
 from helpers.measure import bench, verify
-from helpers.run import backend, sgemm as library, sgemm_plans
+from helpers.run import backend, dispatch_tf32, sgemm as library, sgemm_plans
 from helpers.run.sgemm import sgemm
 
 pytestmark = pytest.mark.gpu
@@ -57,6 +57,19 @@ def test_tf32_is_right_where_stream_k_shares_tiles_and_elsewhere(M, N, K, beta):
     check = _right(out, A, B, C0, 1.5, beta, "tf32")
     assert check.ok, f"{library.plan(M, N, K, beta != 0, 'tf32', 'cupy').choice.label()}: {check.details()}"
     assert bool((C0 == before).all())
+
+
+@pytest.mark.parametrize("M, N, K", [(33, 9, 4097), (257, 193, 1391), (1000, 1000, 8000), (511, 1025, 2049)])
+def test_every_tf32_option_is_right_on_the_gpu(M, N, K):
+    # every configuration the TF32 model weighs at the shape (tiles, SK_WAVES, SLICES), as the library launches it
+    A, B, C0 = _operands(M, N, K)
+    options = dispatch_tf32.options(M, N, K, backend.sm_count())
+    for cfg in options:
+        choice = dispatch_tf32.Tf32Choice(dispatch_tf32.STREAM_K_VARIANT, cfg, "test", "every option")
+        out = sgemm(A, B, C0, 1.5, -0.5, precision="tf32", choice=choice)
+        check = _right(out, A, B, C0, 1.5, -0.5, "tf32")
+        assert check.ok, f"{choice.label()} at {M}x{N}x{K}: {check.details()}"
+    assert {(c.BM, c.CONSUMERS) for c in options} == set(dispatch_tf32.TILE_SHAPES)
 
 
 def test_stream_k_gives_the_same_bits_every_run():

@@ -16,7 +16,8 @@ SHAPES = [(512, 512, 16384), (1000, 1000, 8000), (4096, 4096, 4096), (13, 11, 10
 
 @pytest.mark.parametrize("M, N, K", SHAPES)
 @pytest.mark.parametrize("config", [StreamKConfig(), StreamKConfig(SK_WAVES=2), StreamKConfig(SK_WAVES=0),
-                                    StreamKConfig(128, 1, 3)], ids=lambda c: c.label())
+                                    StreamKConfig(128, 1, 3), StreamKConfig(SLICES=5), StreamKConfig(128, 2, 4, SLICES=3)],
+                         ids=lambda c: c.label())
 def test_every_k_tile_of_every_tile_is_dealt_once(M, N, K, config):
     ctas = config.launch_grid(M, N, 132)[0]
     num_k = ceil_div(K, config.BK)
@@ -56,8 +57,31 @@ def test_the_last_wave_is_shared_and_whole_waves_are_walked_whole():
     assert dataclasses.replace(c, SK_WAVES=0).launch_grid(512, 512, 132) == (8, 1, 1)   # 12's persistent grid
 
 
+@pytest.mark.parametrize("M, N, K, slices", [(512, 512, 16384, 16), (640, 640, 12288, 8), (13, 11, 1031, 7), (257, 193, 139, 3)])
+def test_slices_are_split_k_every_run_one_slice_of_one_tile(M, N, K, slices):
+    # G = tiles x S blocks: block s S + j takes k-tiles [j numK / S, (j + 1) numK / S) of tile s, and nothing else
+    config = StreamKConfig(SLICES=slices)
+    tiles, num_k = config.tiles(M, N), ceil_div(K, config.BK)
+    ctas = config.launch_grid(M, N, 132)[0]
+    assert ctas == tiles * slices and config.sk_tiles(M, N, ctas) == tiles
+    for b in range(ctas):
+        s, j = divmod(b, slices)
+        assert stream_k.pieces(M, N, K, config, ctas, b) == [(s, j * num_k // slices, (j + 1) * num_k // slices)]
+    assert config.parts(M, N, K, ctas) == ctas
+    name, grid, _, ints = config.finish(M, N, K, 132)
+    assert grid[1] == tiles and ints[-1] == ctas and config.label().endswith(f"SK_WAVES=1, SLICES={slices}")
+    assert StreamKConfig().label().endswith("SK_WAVES=1")   # one block per SM: the label as before
+
+
+def test_the_iterations_must_fit_an_int():
+    StreamKConfig().check_shape(46340, 46340, 46340)   # every matrix at the kernels' int limit: 3.8e8 iterations
+    with pytest.raises(ValueError, match="2\\^31 or more iterations"):
+        StreamKConfig().check_shape(2**20, 2**20, 2**20)
+
+
 @pytest.mark.parametrize("changes, words", [({"SK_WAVES": 3}, "SK_WAVES = 3"), ({"BM": 64}, "BM = 64 must be 128 or 256"),
-                                            ({"STAGES": 9}, "a block has at most 227")])
+                                            ({"STAGES": 9}, "a block has at most 227"), ({"SLICES": 1}, "SLICES = 1"),
+                                            ({"SLICES": 4, "SK_WAVES": 2}, "with SK_WAVES = 1")])
 def test_a_broken_rule_is_named_with_this_configuration(changes, words):
     with pytest.raises(ValueError, match=words) as e:
         StreamKConfig(**changes)

@@ -15,6 +15,7 @@ from helpers.core import results_files
 from helpers.core.paths import RESULTS_DIR
 from helpers.measure import hopper
 from helpers.measure.facts.common import config, fact, pick
+from helpers.measure.facts.notebook_11 import LIBRARY_SWEEP, library_row, library_summary
 
 STEPS = {"cublas_tf32": "cuBLAS TF32", "10_wgmma": "10_wgmma", "tma_warp_specialized": "TMA + warp specialization",
          "persistent_tiles": "+ persistent tiles", "rounded_by_copy_engine": "+ TF32 rounded by the copy engine"}
@@ -183,4 +184,8 @@ FACTS = {
     "hopper_beta_error": fact(BETA_RUN, _beta_error),
     # tf32 or fp32/landed or tensor/inputs or a model of PROBE_MODELS; rna/all/MODEL for cvt.rna
     "hopper_tma_probe_count": fact(TMA_PROBE, _probe),
+    # helpers.sgemm(..., precision="tf32") as called on an H100 (notebook 11's library sweep): % of cuBLAS TF32 at a
+    # shape (MxNxK, beta = 0), and the geometric mean over the held-out shapes ('held_out') or all ('all')
+    "library_tf32_pct_cublas_tf32": fact(LIBRARY_SWEEP, lambda shape: library_row(shape)["tf32"]["pct_cublas"]),
+    "library_tf32_geomean_pct_cublas_tf32": fact(LIBRARY_SWEEP, lambda which: library_summary(which, "tf32_geomean_pct_cublas")),
 }
