@@ -53,6 +53,7 @@ class Launch:
     """A fixed block, and a grid that covers C: each block computes `per_block` = (columns, rows) of C."""
     block: tuple[int, ...]
     per_block: tuple[int, int]
+    layers: str = ""  # the grid's third extent where it is not 1, as the contract names it (split-K's S)
 
     def grid(self, M: int, N: int, K: int) -> tuple[int, int, int]:
         cols, rows = self.per_block
@@ -61,7 +62,7 @@ class Launch:
     def text(self) -> str:
         cols, rows = self.per_block
         block = f"({', '.join(map(str, self.block))})" if len(self.block) > 1 else str(self.block[0])
-        return f"block {block} and grid (ceil(N/{cols}), ceil(M/{rows}))"
+        return f"block {block} and grid (ceil(N/{cols}), ceil(M/{rows}){', ' + self.layers if self.layers else ''})"
 
 
 @dataclass(frozen=True)
