@@ -93,7 +93,7 @@ class Exercise:
     course_kernel: str             # the registered variant a GPU times it beside
     course_config: dict = field(default_factory=dict)   # its configuration ({}: its default)
     sizes: str = "any M, N, K ≥ 1"
-    shapes: tuple[verify.Shape, ...] = verify.CATALOGUE
+    shapes: tuple[verify.Shape, ...] = verify.WRITE_IT_SHAPES
     lesson_size: tuple[int, int, int] = (64, 64, 64)    # traced for the lesson: block 0
     # the blocks traced for it (linear indices), from the launch's grid (default: block 0)
     lesson_blocks: Callable[[tuple], tuple[int, ...]] = lambda grid: (0,)
