@@ -33,12 +33,12 @@ KEPT = ("answers judged in the grader's process; a kernel cell's verdict counted
         "code cannot read; the student's code run as an unprivileged uid without capabilities, under the time, "
         "CPU, memory, process and file limits, its processes all killed when it ends; the course read-only to it "
         "and holding no solutions")
-NOT_KEPT = ("bubblewrap's private view of files, processes and network: the container is the isolation")
+NOT_KEPT = "bubblewrap's private view of files, processes and network: the container is the isolation"
 WATCHED = ("helpers", "kernels")  # what the grader and the judges import or compile: never writable by the student
 
 
 def describe() -> str:
-    return f"container mode (--container). Kept: {KEPT}. Not kept: {NOT_KEPT}."
+    return f"container mode (--container). Kept: {KEPT}. Not kept: {NOT_KEPT}"
 
 
 def require(hidden: tuple[str, ...], uid: int = SANDBOX_UID) -> None:

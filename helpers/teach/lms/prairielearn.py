@@ -4,7 +4,8 @@ folder per notebook, and what the image's grader runs for each submission (autog
     OUT/image/Dockerfile, OUT/image/course/   the grading image: the course (as bundle.py carries it) and its
                                               packages; its entrypoint /opt/tile-by-tile/run_prairielearn
     OUT/questions/tile-by-tile-NN/            info.json (externalGradingOptions: the image, the entrypoint,
-                                              the timeout), question.html (a file upload), tests/settings.json
+                                              the timeout), question.html (a file upload), and settings.json
+                                              in its tests folder (the stage)
 
 PrairieLearn mounts the student's files at /grade/student and the question's tests/ at /grade/tests, runs the
 entrypoint as root with no network, and reads /grade/results/results.json: "gradable", "score" in [0, 1],
