@@ -73,8 +73,8 @@ def _tree_rss(root_pid: int) -> int:
 def measure(path: Path, all_cells: bool, no_sandbox: bool) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         result = Path(tmp) / "grade.json"
-        cmd = [sys.executable, "-m", "helpers", "teacher", "grade", str(path), "--json", str(result),
-               "--backend", "cpu"] + ([] if all_cells else ["--exercises-only"]) + (["--no-sandbox"] if no_sandbox else [])
+        cmd = [sys.executable, "-m", "helpers", "teacher", "grade", str(path), "--json", str(result), "--backend", "cpu"]
+        cmd += ([] if all_cells else ["--exercises-only"]) + (["--no-sandbox"] if no_sandbox else [])
         start, peak = time.perf_counter(), 0
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         stop = threading.Event()

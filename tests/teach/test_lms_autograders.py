@@ -180,3 +180,35 @@ def test_the_prairielearn_grader_scores_a_fraction_and_a_kernel_nvrtc_refuses_is
         nbformat.write(nb, sub / "02_naive.ipynb")
     _, refused = _run(export_dir, "pl_broken", broken, "prairielearn")
     assert refused["gradable"] is False and "undeclared_name" in refused["output"], refused
+
+
+def test_grade_jobs_grades_notebooks_at_the_same_time_and_writes_each(tmp_path):
+    try:
+        sandbox.require()
+    except SandboxUnavailableError as e:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip(f"no sandbox on this machine: {e}")
+    answers = {"a": "'02_naive_coalesced'", "b": "'02_naive'", "c": "'02_naive_coalesced'"}
+    for who, answer in answers.items():
+        nb = nbformat.v4.new_notebook(metadata={"authors": [{"name": f"student {who}"}]}, cells=[
+            nbformat.v4.new_markdown_cell("# 02 · a test"),
+            nbformat.v4.new_code_cell("import time\nfrom helpers.course.exercises import check_02_exercise_1"),
+            nbformat.v4.new_markdown_cell("## Exercises"),
+            nbformat.v4.new_code_cell(f"time.sleep(8)\ncheck_02_exercise_1({answer})")])
+        nbformat.write(nb, tmp_path / f"{who}_02.ipynb")
+    (tmp_path / "p.toml").write_text('["02"]\ncheck_02_exercise_1 = 3\n')
+    start = time.perf_counter()
+    notebooks = sorted(map(str, tmp_path.glob("*.ipynb")))
+    r = subprocess.run([sys.executable, "-m", "helpers", "teacher", "grade", *notebooks,
+                        "--jobs", "3", "--exercises-only", "--json", str(tmp_path / "g.json"),
+                        "--points", str(tmp_path / "p.toml")], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    seconds = time.perf_counter() - start
+    assert r.returncode == 0, r.stderr
+    graded = {Path(g["notebook"]).name[0]: g for g in json.loads((tmp_path / "g.json").read_text())}
+    assert sorted(graded) == ["a", "b", "c"] and graded["b"]["student"] == "student b"
+    assert [graded[w]["exercises"][0]["status"] for w in "abc"] == ["right", "wrong", "right"]
+    assert [graded[w]["score"] for w in "abc"] == [3, 0, 3] and len({g["max_score"] for g in graded.values()}) == 1
+    assert r.stdout.count(f"score: 3 of {graded['a']['max_score']:.0f} points") == 2, r.stdout
+    # one at a time, the run would take at least the sum of the notebooks' own times: they overlapped
+    assert seconds < sum(g["seconds"] for g in graded.values()), (seconds, [g["seconds"] for g in graded.values()])
