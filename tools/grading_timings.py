@@ -1,6 +1,7 @@
 """Measures what grading one student's notebook costs on this machine: wall time and the peak memory of the whole
 grading (the grader, the sandboxed Jupyter kernel, the emulator's compiler and runs, summed over every process),
-and the CPU time of those processes (sampled every 0.1 s), per notebook, for TEACHING.md's table and what fits Gradescope's defaults (768 MB, 10 minutes, half a vCPU).
+and the CPU time of those processes (sampled every 0.1 s), per notebook, for TEACHING.md's table and what fits
+Gradescope's defaults (768 MB, 10 minutes, half a vCPU).
 
 Each notebook is graded as an honest student hands it in (every answer right, the course's kernel in its
 `%%kernel` cell): `python -m helpers teacher grade` in a process of its own, one notebook at a time.
@@ -76,7 +77,8 @@ def _tree(root_pid: int) -> dict[int, tuple[int, float]]:
 def measure(path: Path, all_cells: bool, no_sandbox: bool) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         result = Path(tmp) / "grade.json"
-        cmd = [sys.executable, "-m", "helpers", "teacher", "grade", str(path), "--json", str(result), "--backend", "cpu"]
+        cmd = [sys.executable, "-m", "helpers", "teacher", "grade", str(path), "--json", str(result),
+               "--backend", "cpu"]
         cmd += ([] if all_cells else ["--exercises-only"]) + (["--no-sandbox"] if no_sandbox else [])
         start, peak, cpu_by_pid = time.perf_counter(), 0, {}
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
