@@ -56,7 +56,7 @@ def copy_course(dest: Path) -> None:
         if (ROOT / top).is_dir():
             shutil.copytree(ROOT / top, dest / top, ignore=ignore, dirs_exist_ok=True)
     for h in HIDDEN:        # empty, as the sandbox shows them: `import ...solutions` finds a package with nothing in it
-        if (ROOT / h).is_dir() and (dest / h).parent.is_dir():
+        if (ROOT / h).is_dir() and h.split("/")[0] in CARRIED:   # not .git, nor a learner's my_kernels/ here
             (dest / h).mkdir(exist_ok=True)
     (dest / "notebooks").mkdir(exist_ok=True)
     (dest / "requirements.txt").write_text(grading_requirements())
