@@ -100,6 +100,7 @@ class Access:
 
 
 def _example(tr: Trace, q: memory.Request, dims: dict[str, tuple[int, int]]) -> str:
+    """How the lanes of one request fall: words and banks (shared), or the rows and columns of the matrix (global)."""
     if q.space != "global":
         return accesses.bank_view(tr, q).lane_groups()
     width = dims.get(q.array, (0, 0))[1]
@@ -107,13 +108,14 @@ def _example(tr: Trace, q: memory.Request, dims: dict[str, tuple[int, int]]) -> 
     if not width or not ids:
         return ""
     element = q.offsets // tr.itemsize[ids[0]]
-    rows, cols = np.unique(element // width), np.unique(element % width)
-    per_row = cols.size if rows.size == 1 else int(np.median([np.unique(element[element // width == r] % width).size
-                                                              for r in rows]))
-    return (f"its 32 lanes {q.op} {rows.size} row{'s' * (rows.size > 1)} of {q.array}, {per_row} "
-            f"neighbouring column{'s' * (per_row > 1)} in each" if np.all(np.diff(cols) == 1) or cols.size == 1 else
-            f"its 32 lanes {q.op} {rows.size} row{'s' * (rows.size > 1)} of {q.array}, columns "
-            f"{accesses.ranges_text(cols)}")
+    rows = np.unique(element // width)
+    runs = [np.unique(element[element // width == r] % width) for r in rows]
+    sizes = sorted({c.size for c in runs})
+    steps = {int(d) for c in runs for d in np.unique(np.diff(c))}
+    apart = ("" if len(steps) != 1 else " neighbouring" if steps == {1} else "")
+    after = f" {steps.pop()} apart" if len(steps) == 1 and not apart else ""
+    return (f"its {q.lanes.size} lanes {q.op} {rows.size} row{'s' * (rows.size > 1)} of {q.array}, "
+            f"{'/'.join(map(str, sizes))}{apart} column{'s' * (sizes[-1] > 1)}{after} in each")
 
 
 def measure(tr: Trace, M: int, N: int, K: int) -> list[Access]:
