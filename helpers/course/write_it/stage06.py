@@ -109,7 +109,8 @@ HINTS = (  # 1: the idea; 2: what each thread computes (3, the code, is the solu
     "they read lie in different banks (or are the same word). Find which lanes of a warp read As together "
     "and how far apart their words are; then change where the tile's elements live so that those words "
     "fall in different banks.",
-    "At one step k a warp's two rows of 16 threads read words of As TM rows apart. With rows BK = 8 words "
+    "With the starter's mapping (each thread a 4 x 4 block of neighbours), at one step k a warp's two rows of 16 "
+    "threads read words of As TM rows apart. With rows BK = 8 words "
     "long those words are 32 apart: the same bank. Three fixes: make each row one word longer (padding), "
     "store the tile transposed (k-major: a warp's words become neighbours), or keep the size and permute "
     "each row's words by a function of the row (a swizzle). Declaration, store and load must agree.",
