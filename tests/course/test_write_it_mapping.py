@@ -8,12 +8,14 @@ last block (at both edges) of every exercise."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from helpers.core.paths import ROOT
 from helpers.course import write_it
 from helpers.course.write_it import compare, diagnose, mapping, stage04, stage05, stage06
-from helpers.measure import trace
+from helpers.measure import memory, trace, verify
+from helpers.run import cpu_backend
 
 pytestmark = [pytest.mark.usefixtures("cpu_backend"), pytest.mark.emulator]
 
@@ -138,3 +140,24 @@ def test_a_todo_block_written_below_the_blank_line_the_starter_leaves_is_written
     probe = (KERNELS / "write_it_04_warp_across_rows.cu").read_text()
     assert diagnose.todo_lines(probe, starter) == ()
     assert len(diagnose.todo_lines(starter, starter)) == 2
+
+
+def test_the_mapping_counts_what_memory_per_line_counts_request_by_request():
+    """mapping.measure counts each pattern of a shared request once (a shift by whole words changes no conflict):
+    its wavefronts and ways per line are those of helpers.measure.memory.per_line, which counts every request."""
+    ex = write_it.exercise("04")
+    s = verify.Shape("trace", *ex.lesson_size)
+    A, B, C = verify.random_operands(s, np.random.default_rng(0))
+    call = ex.launches(*ex.lesson_size, s.alpha, A, B, s.beta, C, cpu_backend)[0]
+    tr = trace.capture(KERNELS / "write_it_04_warp_across_rows.cu", call.kernel, call.grid, call.block, call.args, (0,))
+    df = memory.per_line(tr)
+    df = df[(df["space"] == "global") | (df["op"] == "load")]     # the copies' stores to shared memory are not judged
+    found = mapping.measure(tr, *ex.lesson_size)
+    assert len(found) == len(df) == 6
+    for a in found:
+        row = df[(df["line"] == a.line) & (df["op"] == a.op) & (df["array"] == a.array)].iloc[0]
+        if a.space == "shared":
+            assert (a.cost, a.ideal, a.ways) == (row["wavefronts"] / row["requests"],
+                                                 row["ideal wavefronts"] / row["requests"], row["max ways"])
+        else:
+            assert (a.cost, a.ideal) == (row["sectors"] / row["requests"], row["ideal sectors"] / row["requests"])

@@ -118,10 +118,23 @@ def _example(tr: Trace, q: memory.Request, dims: dict[str, tuple[int, int]]) -> 
             f"{'/'.join(map(str, sizes))}{apart} column{'s' * (sizes[-1] > 1)}{after} in each")
 
 
+def _banks(q: memory.Request, seen: dict) -> tuple[int, int, int]:
+    """(wavefronts, conflict-free minimum, ways) of a shared request. Moving every lane's address by the same
+    number of whole words changes no conflict, so requests of one pattern (the same lanes, the same distances
+    between their words: one loop's requests, warp after warp and step after step) are counted once."""
+    base = int(q.offsets.min()) // 4 * 4
+    key = (q.size, q.lanes.tobytes(), (q.offsets - base).tobytes())
+    if key not in seen:
+        b = memory.banks(q)
+        seen[key] = (b.wavefronts, b.ideal, b.ways)
+    return seen[key]
+
+
 def measure(tr: Trace, M: int, N: int, K: int) -> list[Access]:
     """Every shared load and every global load and store of block 0, per source line and array."""
     dims = {"A": (M, K), "B": (K, N), "C": (M, N)}
     groups: dict[tuple, list] = {}
+    seen: dict[tuple, tuple[int, int, int]] = {}
     for q in memory.requests(tr):
         if q.block != tr.blocks[0] or (q.space != "global" and q.op != "load") or q.op not in ("load", "store"):
             continue
@@ -130,8 +143,7 @@ def measure(tr: Trace, M: int, N: int, K: int) -> list[Access]:
             cost, ideal = memory.sectors(q)
             ways = 1
         else:
-            b = memory.banks(q)
-            cost, ideal, ways = b.wavefronts, b.ideal, b.ways
+            cost, ideal, ways = _banks(q, seen)
         groups.setdefault((q.line, space, q.op, q.array), []).append((cost, ideal, ways, q))
     out = []
     for (line, space, op, array), rows in groups.items():
