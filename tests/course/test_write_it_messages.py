@@ -89,7 +89,7 @@ def test_a_failing_kernel_whose_todo_blocks_are_all_written_fails_and_is_not_not
     assert v.todo_lines == ()
 
 
-def test_05s_column_strided_mapping_passes_and_is_described_as_strided(tmp_path):
+def test_05s_column_strided_mapping_passes_and_is_described_with_what_it_costs(tmp_path):
     solution = write_it.exercise("05").solution_path.read_text()
     v, _ = _check(tmp_path, "05", "strided", _edit(solution, (
         "auto colOf = [&](int j) { return threadCol * TN + j; };",
@@ -98,7 +98,14 @@ def test_05s_column_strided_mapping_passes_and_is_described_as_strided(tmp_path)
     assert v.ok, str(v)
     lesson = "\n".join(next(s for s in v.steps if s.name == "lesson").lines)
     assert "each thread 4 × 4 (rows × columns): 4 neighbouring rows, 4 columns 16 apart" in lesson
-    assert "your thread tile is spread" in lesson and v.numbers["thread tile column step"] == 16
+    assert v.numbers["thread tile column step"] == 16
+    # what the spread costs, measured: its 16 neighbouring columns per thread row read Bs without a conflict and store
+    # C in 4 sectors, where the course's blocks of neighbours pay 2 wavefronts and 16 sectors (tests/course/
+    # test_write_it_mapping.py has the whole table)
+    assert "loads of Bs: 1 wavefront per warp request, the conflict-free minimum; the course's 05_2d_thread_tiling: 2" \
+        in lesson
+    assert "stores of C: 4 sectors per warp request, as few as its bytes need; the course's 05_2d_thread_tiling: 16" \
+        in lesson
     plain = write_it.check("05", write_it.exercise("05").solution_path)
     assert "4 neighbouring rows, 4 neighbouring columns" in str(plain) and "spread" not in str(plain)
 

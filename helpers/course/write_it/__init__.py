@@ -49,7 +49,7 @@ Adding an exercise (stages 02-12 each have one): three files, nothing else to ed
 
    Optional fields: sizes (text), shapes (default verify.WRITE_IT_SHAPES: the catalogue and a poisoned C with N a multiple of 4), lesson_size (traced for the lesson,
    block 0; multiples of every tile), lesson_blocks, race_size (traced for races; first, middle and last
-   block); hints (levels 1 and 2, in words), previous (the exercise it grows from), headline (the lesson's
+   block; default exercise.race_shape: at least 3 x 3 blocks); hints (levels 1 and 2, in words), previous (the exercise it grows from), headline (the lesson's
    number the ladder shows); for more than one kernel or another signature, kernels and calls (stage11.py,
    stage12.py), gpu_arch, same_bits. A lesson of your own goes in lessons.py if another stage may use it,
    else in stageNN.py.

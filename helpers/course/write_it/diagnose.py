@@ -161,7 +161,9 @@ _TODO = re.compile(r"//\s*TODO\b(?:\s*(?P<n>\d+))?")
 
 def _todo_blocks(text: str) -> list[tuple[int, str, tuple[str, ...]]]:
     """Each TODO block of a source: (the line of its `// TODO n:` comment, its label, the code right under its
-    comment: the lines up to the first blank or comment line, stripped)."""
+    comment, past blank lines: the lines up to the next blank or comment line, stripped). A starter that leaves
+    a blank line under the comment for the learner's code has the code after it there (its barrier), so code
+    written on that blank line, or below it, is written."""
     lines = text.splitlines()
     out = []
     for i, line in enumerate(lines):
@@ -171,6 +173,8 @@ def _todo_blocks(text: str) -> list[tuple[int, str, tuple[str, ...]]]:
         j = i + 1
         while j < len(lines) and lines[j].strip().startswith("//") and not _TODO.search(lines[j]):
             j += 1                                   # the rest of the TODO's comment
+        while j < len(lines) and not lines[j].strip():
+            j += 1
         code = []
         while j < len(lines) and lines[j].strip() and not lines[j].strip().startswith("//"):
             code.append(strip_comments(lines[j]).strip())

@@ -65,6 +65,15 @@ class Launch:
         return f"block {block} and grid (ceil(N/{cols}), ceil(M/{rows}){', ' + self.layers if self.layers else ''})"
 
 
+def race_shape(launch: Launch) -> tuple[int, int, int]:
+    """The problem whose first, middle and last block the race check traces: 67 x 61 x 53 (sizes that are
+    multiples of no tile), grown where a block's tile is larger so that the grid has at least 3 x 3 blocks (the
+    middle one inside, the last one at both edges, 3 rows and 9 columns of it in C): 131 x 137 x 53 for a 64 x 64
+    tile. Only the traced blocks run in a trace, so a larger grid costs nothing but their edges."""
+    cols, rows = launch.per_block
+    return (67 if 67 > 2 * rows else 2 * rows + 3, 61 if 61 > 2 * cols else 2 * cols + 9, 53)
+
+
 @dataclass(frozen=True)
 class Lesson:
     """What a check measured of the stage's lesson in the learner's own trace."""
@@ -97,7 +106,8 @@ class Exercise:
     lesson_size: tuple[int, int, int] = (64, 64, 64)    # traced for the lesson: block 0
     # the blocks traced for it (linear indices), from the launch's grid (default: block 0)
     lesson_blocks: Callable[[tuple], tuple[int, ...]] = lambda grid: (0,)
-    race_size: tuple[int, int, int] = (67, 61, 53)      # traced for races: first, middle and last block
+    # traced for races: its first, a middle and its last block (None: race_shape(launch), at least 3 x 3 blocks)
+    race_size: tuple[int, int, int] | None = None
     precision: str = "fp32"        # the arithmetic the results are checked against: "tf32" for tensor cores
     # the stage's likely causes of a result wrong inside the matrices, not only at their edges ("": the general ones)
     interior_causes: str = ""
@@ -111,6 +121,10 @@ class Exercise:
     calls: Calls | None = None     # how the kernels compute C (default: one launch of `kernel` with `launch`)
     gpu_arch: str | None = None    # the GPUs that run it: None (every one), "sm_80", "sm_90a" (stages.Variant's)
     same_bits: bool = False        # the result must be the same bits at every run: the check runs it twice
+
+    def __post_init__(self):
+        if self.race_size is None:
+            object.__setattr__(self, "race_size", race_shape(self.launch))
 
     def aligned_shape(self) -> verify.Shape:
         """A shape that is a multiple of every tile of the stage: 2 block tiles down, 3 across (M != N, so that

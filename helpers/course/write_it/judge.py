@@ -267,12 +267,16 @@ def _races(ex: Exercise, source: KernelSource, v: Verdict, rng, also: str = "", 
 
 
 def _safe(ex: Exercise, source: KernelSource, v: Verdict, rng) -> bool:
-    if _races(ex, source, v, rng) is True:
+    t = _races(ex, source, v, rng)
+    if t is True:
         return False
     M, N, K = ex.race_size
     blocks = ", ".join(map(str, v.numbers["traced blocks"]))
+    gx, gy, gz = t.grid
+    grid = (f" (the first, a middle and the last of its {gx} × {gy}{f' × {gz}' if gz > 1 else ''} blocks)"
+            if len(t.blocks) == 3 else "")
     v.passed("safe", "no out-of-bounds access, divergent barrier or crash on any shape",
-             f"no race and no read of unwritten shared memory in blocks {blocks} of a {M} × {N} × {K} launch")
+             f"no race and no read of unwritten shared memory in blocks {blocks}{grid} of a {M} × {N} × {K} launch")
     return True
 
 

@@ -1,11 +1,13 @@
 """Exercise 04: 1D thread tiling, a 64 x 64 tile of C per block of 512 threads, TM = 8 results down a
 column per thread. Its lesson, from the trace of block 0: each thread reads one value of B from shared
 memory per step k and uses it TM times from a register, so a shared load feeds TM / (TM + 1)
-multiply-adds (stage 03: 1/2)."""
+multiply-adds (stage 03: 1/2); and the mapping of threads to results, the learner's choice, costs less
+than twice what the course's kernel pays in wavefronts and sectors (helpers/course/write_it/mapping.py: with
+neighbouring threads on neighbouring columns, nothing beyond the ideal)."""
 
 from __future__ import annotations
 
-from helpers.course.write_it import thread_tiles
+from helpers.course.write_it import mapping, thread_tiles
 from helpers.course.write_it.exercise import Exercise, Launch, Lesson
 from helpers.measure.accesses import short_number
 from helpers.measure.trace import Trace
@@ -14,6 +16,9 @@ BM = BN = 64
 BK = 8
 TM = 8
 THREADS = BM * BN // TM
+# what the course's kernel (04_1d_thread_tiling at these tiles) pays per access: nothing beyond the ideal; its
+# warp reads one word of As (a broadcast) and 32 neighbouring words of Bs, and stores 128 neighbouring bytes of C
+COURSE = mapping.CourseCosts("04_1d_thread_tiling")
 
 
 def one_b_per_step(tr: Trace, M: int, N: int, K: int) -> Lesson:
@@ -24,7 +29,8 @@ def one_b_per_step(tr: Trace, M: int, N: int, K: int) -> Lesson:
     fmas = tiles.results * K
     a_k, b_k = loads.per_thread_per_k("As"), loads.per_thread_per_k("Bs")
     per_load = fmas / loads.total if loads.total else 0.0
-    numbers = {"results per thread": tiles.shape[0] * tiles.shape[1], "multiply-adds": fmas,
+    costs = mapping.judge(tr, M, N, K, COURSE)
+    numbers = {**costs.numbers, "results per thread": tiles.shape[0] * tiles.shape[1], "multiply-adds": fmas,
                "shared loads": loads.total, "As loads per thread per k": a_k, "Bs loads per thread per k": b_k,
                "multiply-adds per shared load": per_load}
     measured = (
@@ -34,7 +40,8 @@ def one_b_per_step(tr: Trace, M: int, N: int, K: int) -> Lesson:
         f"shared loads per thread per step k: As {short_number(a_k)}, Bs {short_number(b_k)} "
         f"(stage 03's one result per thread: 1 and 1)",
         f"multiply-adds per shared load: {fmas} / {loads.total} = {per_load:.3f} "
-        f"(TM / (TM + 1) = {TM}/{TM + 1} = {TM / (TM + 1):.3f}; stage 03: 0.5)")
+        f"(TM / (TM + 1) = {TM}/{TM + 1} = {TM / (TM + 1):.3f}; stage 03: 0.5)",
+        *costs.measured)
 
     def fail(cause, line, hint):
         return Lesson(False, measured, cause, line, hint, numbers)
@@ -62,6 +69,8 @@ def one_b_per_step(tr: Trace, M: int, N: int, K: int) -> Lesson:
                     f"load where TM + 1 = {TM + 1} loads per TM = {TM} multiply-adds give {TM / (TM + 1):.2f} "
                     f"(As: {short_number(a_k)} loads per thread per step k)", loads.line.get("As"),
                     f"per step k a thread needs TM = {TM} values of As (one per result) and one of Bs: read each once.")
+    if costs.failing:
+        return fail(costs.cause(), costs.failing.line, costs.hint())
     return Lesson(True, measured, numbers=numbers)
 
 

@@ -1,11 +1,14 @@
 """Exercise 05: 2D thread tiling, a 64 x 64 tile of C per block of 256 threads, a TM x TN = 4 x 4 tile
 per thread. Its lesson, from the trace of block 0: per step k a thread loads TM values of A and TN of B
 from shared memory into registers and forms their TM * TN products, so the block makes
-(TM + TN) / (TM * TN) = 0.5 shared loads per result per step k (one result per thread: 2)."""
+(TM + TN) / (TM * TN) = 0.5 shared loads per result per step k (one result per thread: 2). Which results
+each thread computes is the learner's choice: the check says what it costs in bank conflicts and sectors beside
+the course's kernel, and fails a mapping that wastes at least twice what that kernel does
+(helpers/course/write_it/mapping.py)."""
 
 from __future__ import annotations
 
-from helpers.course.write_it import thread_tiles
+from helpers.course.write_it import mapping, thread_tiles
 from helpers.course.write_it.exercise import Exercise, Launch, Lesson
 from helpers.measure.accesses import short_number
 from helpers.measure.trace import Trace
@@ -15,17 +18,34 @@ BK = 8
 TM = TN = 4
 THREADS = BM * BN // (TM * TN)
 TARGET = (TM + TN) / (TM * TN)      # shared loads per result per step k
+# What the course's kernel (05_2d_thread_tiling at these tiles, each thread a 4 x 4 block of neighbours) wastes:
+# a warp's two thread rows read words of As 32 apart (2-way), its 16 thread columns words of Bs 4 apart (2-way),
+# and each store of C touches 16 sectors where 4 would do. Stage 06 removes the first, stage 07 the last.
+COURSE = mapping.CourseCosts("05_2d_thread_tiling", {("shared", "load", "As"): 2, ("shared", "load", "Bs"): 2,
+                                                     ("global", "store", "C"): 4, ("global", "load", "C"): 4},
+                            {("shared", "load", "As"): "stage 06 removes this conflict",
+                             ("shared", "load", "Bs"): "stage 07's 16-byte loads remove this conflict",
+                             ("global", "store", "C"): "stage 07's 16-byte stores need no more sectors than bytes",
+                             ("global", "load", "C"): "stage 07's 16-byte loads need no more sectors than bytes"})
 
 
 def outer_product(tr: Trace, M: int, N: int, K: int) -> Lesson:
     """Block 0: every thread stores a TM x TN tile of C, and the block makes (TM + TN) / (TM * TN) shared
-    loads per result per step k (its shared loads over the elements of C it stores times K)."""
+    loads per result per step k (its shared loads over the elements of C it stores times K); its mapping costs
+    less than twice what the course's kernel pays per access."""
+    return thread_tile_lesson(tr, M, N, K, COURSE)
+
+
+def thread_tile_lesson(tr: Trace, M: int, N: int, K: int, course: mapping.CourseCosts,
+                       skip: tuple[str, ...] = ()) -> Lesson:
+    """outer_product's check, its mapping's costs beside `course` (`skip`: arrays a later stage judges itself)."""
     tiles = thread_tiles.thread_tiles(tr, M, N)
+    costs = mapping.judge(tr, M, N, K, course, skip)
     loads = thread_tiles.shared_loads(tr, K)
     fmas = tiles.results * K
     a_k, b_k = loads.per_thread_per_k("As"), loads.per_thread_per_k("Bs")
     per_result = loads.total / fmas if fmas else float("inf")
-    numbers = {"results per thread": tiles.shape[0] * tiles.shape[1], "multiply-adds": fmas,
+    numbers = {**costs.numbers, "results per thread": tiles.shape[0] * tiles.shape[1], "multiply-adds": fmas,
                "shared loads": loads.total, "As loads per thread per k": a_k, "Bs loads per thread per k": b_k,
                "shared loads per result per k": per_result, "thread tile row step": tiles.steps[0],
                "thread tile column step": tiles.steps[1]}
@@ -37,11 +57,7 @@ def outer_product(tr: Trace, M: int, N: int, K: int) -> Lesson:
         f"{tiles.shape[0] * tiles.shape[1]} multiply-adds",
         f"shared loads per result per step k: {loads.total} / ({tiles.results} × {K}) = {per_result:.3f} "
         f"((TM + TN) / (TM · TN) = {TM + TN}/{TM * TN} = {TARGET:.3f}; one result per thread: 2, "
-        f"stage 04's column of 8: {9 / 8:.3f})") + ((
-        "your thread tile is spread, not a block of neighbours: the reuse of registers, the lesson, is the same "
-        "(each value loaded once per step feeds a whole row or column of products); where the spread changes "
-        "what a GPU does (the banks a warp reads, how its stores of C fall) is what write_it.side_by_side('05') "
-        "measures beside the course's kernel",) if tiles.strided and tiles.uniform else ())
+        f"stage 04's column of 8: {9 / 8:.3f})", *costs.measured)
 
     def fail(cause, line, hint):
         return Lesson(False, measured, cause, line, hint, numbers)
@@ -67,6 +83,8 @@ def outer_product(tr: Trace, M: int, N: int, K: int) -> Lesson:
                     f"give each of the {THREADS} threads {TM} rows and {TN} columns of the block's tile, so that the "
                     f"threads cover the {BM} × {BN} tile once, and store each of its {TM * TN} results to its own "
                     f"row and column.")
+    if costs.failing:
+        return fail(costs.cause(), costs.failing.line, costs.hint())
     return Lesson(True, measured, numbers=numbers)
 
 
