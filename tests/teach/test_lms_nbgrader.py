@@ -163,3 +163,26 @@ def test_a_kernel_cell_holding_nbgrader_s_stub_brings_the_starter(tmp_path, monk
     out = capsys.readouterr().out
     assert "here is the starter" in out and "sgemm_coalesced" in out
     assert not magic.saved_path("02").exists()
+
+
+def test_a_kernel_left_on_its_starter_fails_every_step_test(exported, tmp_path, monkeypatch, capsys):
+    if not KERNEL_SOLUTION.is_file():
+        pytest.skip("no write-it solutions here (a teacher's copy of the course has them)")
+    _, nb = exported
+    monkeypatch.setenv(magic.FOLDER_VARIABLE, str(tmp_path))
+    magic.save("02", (paths.ROOT / "helpers" / "course" / "write_it" / "starters" / "02.cu").read_text())
+    cells = [c for c in nb.cells if meta(c).get("grade_id", "").startswith("kernel_02_")
+             and meta(c)["grade_id"] != "kernel_02_answer"]
+    namespace = {}
+    _run(cells[:1], namespace)                     # the locked check cell never raises
+    assert len(cells) == 5
+    for step in cells[1:]:
+        with pytest.raises(AssertionError, match="not attempted: the saved kernel is the starter"):
+            _run([step], namespace)
+
+
+def test_the_command_line_writes_the_export(tmp_path, capsys):
+    from helpers.cli import main
+    assert main(["teacher", "export", "nbgrader", str(tmp_path), str(NB02)]) == 0
+    assert "assignments stage_02" in capsys.readouterr().out
+    assert (tmp_path / "source" / "stage_02" / NB02.name).is_file() and (tmp_path / "README.md").is_file()
