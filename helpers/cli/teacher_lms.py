@@ -1,8 +1,9 @@
-"""`python -m helpers teacher export|autograde|points`: autograders for Gradescope and PrairieLearn, and the
-points table (helpers/teach/lms/, helpers/teach/points.py; docs/grading.md).
+"""`python -m helpers teacher export|autograde|points`: autograders for Gradescope and PrairieLearn, nbgrader
+source notebooks, and the points table (helpers/teach/lms/, helpers/teach/points.py; docs/grading.md).
 
     python -m helpers teacher export gradescope OUT [NOTEBOOK ...] [--points FILE] [--time-limit S] [--all-cells]
     python -m helpers teacher export prairielearn OUT [NOTEBOOK ...] --image NAME [--points FILE] ...
+    python -m helpers teacher export nbgrader OUT [NOTEBOOK ...] [--points FILE]  (nbgrader source notebooks)
     python -m helpers teacher autograde gradescope|prairielearn [--root DIR]   (what the exported autograder runs)
     python -m helpers teacher points FILE                                       (the default points, to edit)
 """
@@ -16,14 +17,15 @@ from pathlib import Path
 from helpers.cli.commands import whole_arg
 from helpers.core.paths import NOTEBOOKS
 from helpers.teach import points
-from helpers.teach.lms import bundle, gradescope, prairielearn
+from helpers.teach.lms import bundle, gradescope, nbgrader, prairielearn
 
 ROOTS = {"gradescope": ("AUTOGRADER_ROOT", "/autograder"), "prairielearn": ("GRADE_ROOT", "/grade")}
 
 
 def add_parsers(tsub) -> None:
-    e = tsub.add_parser("export", help="an autograder for Gradescope or PrairieLearn (CPU-only containers)")
-    e.add_argument("lms", choices=("gradescope", "prairielearn"))
+    e = tsub.add_parser("export", help="an autograder for Gradescope or PrairieLearn (CPU-only "
+                                                  "containers), or nbgrader source notebooks")
+    e.add_argument("lms", choices=("gradescope", "prairielearn", "nbgrader"))
     e.add_argument("outdir", type=Path)
     e.add_argument("notebooks", nargs="*", type=Path, help="the notebooks a submission hands in (default: 02-12)")
     e.add_argument("--points", type=Path, help="a points file (python -m helpers teacher points FILE writes one)")
@@ -68,7 +70,12 @@ def main(args) -> int | None:
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    if args.lms == "gradescope":
+    if args.lms == "nbgrader":
+        written = nbgrader.export(args.outdir, notebooks, args.points)
+        print(f"wrote {len(written)} nbgrader source notebook{'s' * (len(written) != 1)} in {args.outdir / 'source'} "
+              f"(assignments {', '.join(nbgrader.assignment(s) for s in names)}); {args.outdir / 'README.md'} says "
+              f"how to generate and grade them")
+    elif args.lms == "gradescope":
         path = gradescope.export(args.outdir, settings, args.points)
         print(f"wrote {path} (stages {', '.join(settings.stages)}): try it with AUTOGRADER_ROOT (docs/grading.md), "
               f"then upload it as the assignment's autograder")

@@ -138,7 +138,7 @@ def run_cell(line: str, cell: str, shell=None) -> Verdict | None:
               f"(its contract heads the cell), then run the cell to check it.")
         _into_cell(shell, ex.id, source)
         return None
-    if not cell.strip():
+    if _is_stub(cell):
         if not path.is_file():
             print(f"Nothing is saved for exercise {ex.id} yet: here is the starter. Run the cell to check it.")
             _into_cell(shell, ex.id, ex.starter_path.read_text())
@@ -154,6 +154,15 @@ def run_cell(line: str, cell: str, shell=None) -> Verdict | None:
         return None
     save(ex.id, cell)
     return checked(ex.id, path, where)
+
+
+STUB_LINES = ("# YOUR CODE HERE", "raise NotImplementedError()")   # what nbgrader's release leaves in a cell
+
+
+def _is_stub(cell: str) -> bool:
+    """An empty cell, or one holding only the stub that nbgrader's release puts where a solution was (a notebook
+    exported by `python -m helpers teacher export nbgrader`): run, it brings the saved kernel or the starter."""
+    return all(line.strip() in ("", *STUB_LINES) for line in cell.splitlines())
 
 
 def _into_cell(shell, exercise_id: str, source: str) -> None:
