@@ -109,8 +109,9 @@ def _expand(raw: RawTrace, program: emulator.Program) -> np.ndarray:
         out[name] = r[name]
     out["warp"] = r["thread"] // WARP
     out["lane"] = r["thread"] % WARP
-    lines = _lines(program, r["pc"])
-    out["line"] = [lines.get(int(p), 0) for p in r["pc"]]
+    pcs, at = np.unique(r["pc"], return_inverse=True)
+    lines = _lines(program, pcs)
+    out["line"] = np.array([lines.get(int(p), 0) for p in pcs], dtype=np.int64)[at.ravel()] if pcs.size else 0
     # events and race records where the runtime knew the call's line carry it in the offset's high 32 bits
     known = (r["op"] >= min(EVENTS)) & ((r["offset"] >> 32) > 0)
     out["line"][known] = r["offset"][known] >> 32
