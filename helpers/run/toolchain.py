@@ -4,6 +4,7 @@ to PTX for an architecture and reading what `ptxas -v` says it costs.
 
 from __future__ import annotations
 import ctypes
+import dataclasses
 import functools
 import importlib.util
 import os
@@ -11,11 +12,13 @@ import re
 import shutil
 import subprocess
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from helpers.core.errors import CourseError, KernelCompileError
 from helpers.core.kernel_source import KernelSource
 from helpers.core.arch import DEFAULT_ARCH, arch_name
+from helpers.emulator import build_cache
 
 NVRTC_OPTIONS = ("--std=c++17", "-lineinfo")
 
@@ -195,6 +198,51 @@ def nvrtc_ptx(source: str, name_expression: str, arch: str = DEFAULT_ARCH,
         lib.nvrtcDestroyProgram(ctypes.byref(prog))
 
 
+_PTX: dict = {}                  # (source, filename, arch, include dirs, name expression) -> (PTX, lowered name)
+_PTX_LOCK = threading.Lock()
+_PTX_KEPT = 16
+
+
+def _keep_ptx(lib, prog, key: tuple, name_expressions: tuple[str, ...]) -> None:
+    """The PTX of a program the source check compiled, for ptxas_info's kernel (the same source, options and
+    architecture give the same PTX): the last few, in memory."""
+    size = ctypes.c_size_t()
+    lib.nvrtcGetPTXSize(prog, ctypes.byref(size))
+    ptx = ctypes.create_string_buffer(size.value)
+    _check(lib, lib.nvrtcGetPTX(prog, ptx), "nvrtcGetPTX")
+    with _PTX_LOCK:
+        for expr in name_expressions:
+            lowered = ctypes.c_char_p()
+            _check(lib, lib.nvrtcGetLoweredName(prog, expr.encode(), ctypes.byref(lowered)), "nvrtcGetLoweredName")
+            _PTX[(*key, expr)] = (ptx.value.decode(), lowered.value.decode())
+        while len(_PTX) > _PTX_KEPT:
+            _PTX.pop(next(iter(_PTX)))
+
+
+def _fingerprint(lib) -> list:
+    """What an NVRTC result depends on besides the source and the options: the library and its version, and the
+    CUDA headers it is given, so that an updated wheel or toolkit is a new key."""
+    return [_stamps((lib._name,)), list(_nvrtc_version(lib)), list(NVRTC_OPTIONS), _header_stamps()]
+
+
+def _stamps(paths) -> list:
+    out = []
+    for p in paths:
+        try:
+            st = os.stat(p)
+            out.append([str(p), st.st_size, st.st_mtime_ns])
+        except OSError:
+            out.append([str(p), None, None])
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def _header_stamps() -> list:
+    """Size and modification time of every header in the CUDA include folders NVRTC is given (once a process)."""
+    dirs = [Path(o.split("=", 1)[1]) for o in cuda_include_options()]
+    return [str(d) for d in dirs] + _stamps(sorted(p for d in dirs for p in d.rglob("*") if p.is_file()))
+
+
 # ---- what a GPU compiler accepts (the CPU emulator runs nothing else) ------------------------------
 _NVRTC_LOCATION = re.compile(r"(?m)^(\S*?\.cu)\((\d+)\):")
 
@@ -211,9 +259,18 @@ def _nvrtc_rejection(source: str, filename: str, name_expressions: tuple[str, ..
     """NVRTC's log where it rejects the kernel, None where it compiles it. `headers`: the text of
     the headers the kernel includes, so that an edited header is a new key."""
     lib = _nvrtc_alone()
-    prog, result, log = _compile_program(lib, source, filename, name_expressions, arch, include_dirs)
-    lib.nvrtcDestroyProgram(ctypes.byref(prog))
-    return None if result == 0 else log
+
+    def verdict():
+        prog, result, log = _compile_program(lib, source, filename, name_expressions, arch, include_dirs)
+        try:
+            if result == 0:   # what ptxas will be asked about next (resources): kept, not compiled again
+                _keep_ptx(lib, prog, (source, filename, arch, include_dirs), name_expressions)
+        finally:
+            lib.nvrtcDestroyProgram(ctypes.byref(prog))
+        return None if result == 0 else log
+
+    return build_cache.remembered("nvrtc", [_fingerprint(lib), source, filename, name_expressions, arch,
+                                            [str(d) for d in include_dirs], headers], verdict)
 
 
 def check_gpu_compiles(source: KernelSource, name_expressions: tuple[str, ...], arch: str = DEFAULT_ARCH) -> None:
@@ -285,8 +342,21 @@ def parse_ptxas(log: str) -> dict[str, PtxasInfo]:
 @functools.lru_cache(maxsize=128)
 def _ptxas_cached(source: str, filename: str, name_expression: str, arch: str,
                   include_dirs: tuple[Path, ...], headers: tuple[str, ...]) -> PtxasInfo:
-    """`headers`: the text of the headers it includes, so that an edited header is a new key."""
-    ptx, lowered = nvrtc_ptx(source, name_expression, arch, filename, include_dirs)
+    """`headers`: the text of the headers it includes, so that an edited header is a new key. Kept on disk too
+    (build_cache.remembered), keyed by all of that and the toolchain."""
+    tc = toolchain()
+    info = build_cache.remembered("ptxas", [_fingerprint(_nvrtc_lib()), str(tc.ptxas), tc.ptxas_release, source,
+                                            filename, name_expression, arch, [str(d) for d in include_dirs], headers],
+                                  lambda: dataclasses.asdict(_run_ptxas(source, filename, name_expression, arch,
+                                                                        include_dirs)))
+    return PtxasInfo(**info)
+
+
+def _run_ptxas(source: str, filename: str, name_expression: str, arch: str,
+               include_dirs: tuple[Path, ...]) -> PtxasInfo:
+    with _PTX_LOCK:
+        kept = _PTX.get((source, filename, arch, include_dirs, name_expression))
+    ptx, lowered = kept or nvrtc_ptx(source, name_expression, arch, filename, include_dirs)
     tc = toolchain()
     with tempfile.TemporaryDirectory(prefix="tbt_ptxas_") as tmp:
         (Path(tmp) / "kernel.ptx").write_text(ptx)
