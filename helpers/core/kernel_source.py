@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,8 +14,10 @@ COURSE_HEADERS = KERNELS  # wgmma.cuh
 _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 
 
+@functools.lru_cache(maxsize=128)
 def strip_comments(text: str) -> str:
-    """Comments replaced by spaces, newlines kept, so offsets and line numbers still match."""
+    """Comments replaced by spaces, newlines kept, so offsets and line numbers still match. Kept for the
+    last texts asked about: a build, a launch and a trace each ask about the same file several times."""
     return _COMMENTS.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)
 
 

@@ -12,6 +12,9 @@
   between them (lanes of one warp are ordered by a warp collective between them).
 - unwritten_reads(): a shared word read before any thread of the block wrote it.
 - per_line(): the totals per source line, the view that sits beside the kernel's source.
+
+The grouping and the counts over a whole trace are done for all requests at once (request_table.py); banks()
+and sectors() judge one request, as figures and checks ask.
 """
 
 from __future__ import annotations

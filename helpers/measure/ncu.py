@@ -151,16 +151,23 @@ def wide_shared_loads(sass: str, kernel: str) -> list[str]:
             if f"{len(name)}{name}" in header and (not mangled_args or f"I{mangled_args}E" in header) for w in wide]
 
 
+_WIDE = re.compile(r"\b(LDS|STS)\.(64|128)\b")
+
+
 @functools.lru_cache(maxsize=4)
 def _wide_per_function(sass: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """(the `Function :` line, its wide shared-memory instructions) of each function in the SASS, in order: read
     once per SASS text, however many kernels are looked up in it."""
-    out = []
-    for part in re.split(r"(?m)^(?=.*Function :)", sass):
-        header, _, body = part.partition("\n")
-        if "Function :" in header:
-            out.append((header, tuple(m.group(0).strip() for m in
-                                      re.finditer(r"(?m)^.*\b(?:LDS|STS)\.(?:64|128)\b.*$", body))))
+    out, header, wide = [], None, []
+    for line in sass.splitlines():
+        if "Function :" in line:
+            if header is not None:
+                out.append((header, tuple(wide)))
+            header, wide = line, []
+        elif header is not None and ("LDS." in line or "STS." in line) and _WIDE.search(line):
+            wide.append(line.strip())
+    if header is not None:
+        out.append((header, tuple(wide)))
     return tuple(out)
 
 
