@@ -30,16 +30,45 @@ def array_names(trace: Trace, space: np.ndarray, buffer: np.ndarray, offset: np.
 
 def sorted_runs(columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """The rows sorted by `columns` (the first most significant; ties keep their row order) and, in that order,
-    where a new combination of values starts."""
+    where a new combination of values starts. Integer columns whose ranges fit in 63 bits together are packed
+    into one key and sorted once (several times faster than a sort by each column)."""
     n = columns[0].size
-    order = np.lexsort(columns[::-1])
     new = np.zeros(n, bool)
-    if n:
+    if n == 0:
+        return np.zeros(0, np.int64), new
+    packed = _packed(columns)
+    if packed is not None:
+        order = np.argsort(packed, kind="stable")
+        s = packed[order]
         new[0] = True
-        for c in columns:
-            s = c[order]
-            new[1:] |= s[1:] != s[:-1]
+        new[1:] = s[1:] != s[:-1]
+        return order, new
+    order = np.lexsort(columns[::-1])
+    new[0] = True
+    for c in columns:
+        s = c[order]
+        new[1:] |= s[1:] != s[:-1]
     return order, new
+
+
+def _packed(columns: list[np.ndarray]) -> np.ndarray | None:
+    """One int64 per row that orders the rows as the columns do (the first most significant), or None when the
+    columns' ranges need more than 63 bits together."""
+    spans = []
+    for c in columns:
+        if c.dtype.kind not in "iu":
+            return None
+        low, high = int(c.min()), int(c.max())
+        if low < 0 or high >= 1 << 62:
+            return None
+        spans.append((low, (high - low).bit_length()))
+    if sum(bits for _, bits in spans) > 63:
+        return None
+    key = np.zeros(columns[0].size, np.int64)
+    for c, (low, bits) in zip(columns, spans):
+        key <<= bits
+        key |= c.astype(np.int64) - low
+    return key
 
 
 def _within_run(new: np.ndarray) -> np.ndarray:
@@ -82,13 +111,19 @@ def request_table(trace: Trace, space: str | None = None, block: int | None = No
     for name, value in (("space", None if space is None else SPACES.index(space)), ("block", block), ("warp", warp)):
         if value is not None:
             keep &= r[name] == value
-    r = r[keep]
-    n = r.size
+    # the kept rows' fields, each one contiguous (copying the whole structured array costs more than the rest)
+    kept = None if keep.all() else np.flatnonzero(keep)
+    n = r.size if kept is None else kept.size
     if n == 0:
         empty = np.zeros(0, np.int64)
         return RequestTable(empty, empty, empty, empty, empty, empty, empty, np.zeros(0, object),
                             np.zeros(1, np.int64), empty, empty)
-    col = {k: r[k] for k in ("block", "thread", "warp", "lane", "epoch", "warp_epoch", "seq", "pc", "space", "op")}
+
+    def field(name: str, rows=None) -> np.ndarray:
+        index = kept if rows is None else (rows if kept is None else kept[rows])
+        return np.ascontiguousarray(r[name]) if index is None else r[name][index]
+
+    col = {k: field(k) for k in ("block", "thread", "warp", "lane", "epoch", "warp_epoch", "seq", "pc", "space", "op")}
     # The n-th time a thread executes an instruction between two barriers: the lanes of a warp running the same
     # loop line up by it. An asynchronous copy is one instruction (one pc) that reads global memory and writes
     # shared memory: its two sides are two requests, one per space.
@@ -104,7 +139,7 @@ def request_table(trace: Trace, space: str | None = None, block: int | None = No
     rank = np.empty_like(appearance)
     rank[appearance] = np.arange(appearance.size)
     # each group's rows by lane; its first row (the lowest lane) gives the request's block, warp, line...
-    by_lane = np.lexsort((col["lane"], group))
+    by_lane = np.argsort(group * 256 + col["lane"], kind="stable")
     first = np.flatnonzero(np.r_[True, group[by_lane][1:] != group[by_lane][:-1]])
     lengths = np.diff(np.r_[first, n])
     head = by_lane[first]                         # group g's lowest-lane row, g in sorted-key order
@@ -113,12 +148,11 @@ def request_table(trace: Trace, space: str | None = None, block: int | None = No
     head, lengths, first = head[req], lengths[req], first[req]
     starts = np.r_[0, np.cumsum(lengths)]
     rows = by_lane[np.repeat(first - starts[:-1], lengths) + np.arange(n)]
-    size = np.maximum.reduceat(r["size"][rows].astype(np.int64), starts[:-1])
-    return RequestTable(r["block"][head].astype(np.int64), r["warp"][head].astype(np.int64),
-                        r["epoch"][head].astype(np.int64), r["line"][head].astype(np.int64),
-                        r["space"][head].astype(np.int64), r["op"][head].astype(np.int64), size,
-                        array_names(trace, r["space"][head], r["buffer"][head], r["offset"][head]), starts,
-                        r["lane"][rows].astype(int), r["offset"][rows].astype(np.int64))
+    size = np.maximum.reduceat(field("size", rows).astype(np.int64), starts[:-1])
+    at = {k: field(k, head) for k in ("block", "warp", "epoch", "line", "space", "op", "buffer", "offset")}
+    return RequestTable(*(at[k].astype(np.int64) for k in ("block", "warp", "epoch", "line", "space", "op")), size,
+                        array_names(trace, at["space"], at["buffer"], at["offset"]), starts,
+                        col["lane"][rows].astype(int), field("offset", rows).astype(np.int64))
 
 
 def phase_lanes(size):
