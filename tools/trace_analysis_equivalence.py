@@ -22,6 +22,7 @@ import contextlib
 import hashlib
 import os
 import pickle
+import re
 import subprocess
 import sys
 import time
@@ -193,13 +194,19 @@ def record(folder: Path, name: str) -> None:
           + ", ".join(f"{k} {v:.1f} s" for k, v in sorted(timings.items(), key=lambda kv: -kv[1])[:5]))
 
 
+def _comparable(value) -> str:
+    """repr, with the kernel file in a per-line view's title as `<kernel file>`: the title names it relative to the
+    checkout that ran the record (records made from two checkouts name it differently), the rows do not."""
+    return re.sub(r" in \S+\.cu: block", " in <kernel file>: block", repr(value))
+
+
 def compare(folder: Path, a: str, b: str) -> int:
     before = pickle.loads((folder / f"{a}.pkl").read_bytes())
     after = pickle.loads((folder / f"{b}.pkl").read_bytes())
     bad = sorted(set(before) ^ set(after))
     for key in sorted(set(before) & set(after)):
         for field in sorted(set(before[key]) | set(after[key])):
-            if repr(before[key].get(field)) != repr(after[key].get(field)):   # repr: NaN equals NaN, types count
+            if _comparable(before[key].get(field)) != _comparable(after[key].get(field)):   # NaN equals NaN, types count
                 bad.append(f"{key}: {field}")
     checked = sum(len(v) for v in before.values())
     print(f"{len(before)} traces and runs, {checked} outputs compared: "
