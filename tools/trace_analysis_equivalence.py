@@ -2,7 +2,8 @@
 many traces, so that a rewrite of it can be shown to say exactly the same.
 
     # 1. traces: every registered kernel configuration traced in full at 64^3 (what the Nsight Compute
-    #    comparison traces), and every trace the race and write-it tests capture (their racy and wrong kernels)
+    #    comparison traces), and every trace the race, Hopper and write-it tests capture (their racy and wrong
+    #    kernels)
     python -m tools.trace_analysis_equivalence capture DIR
     # 2. what the analysis says about each of them, and the Nsight Compute comparison of every committed run
     python -m tools.trace_analysis_equivalence record DIR before
@@ -34,7 +35,11 @@ from helpers.core.paths import ROOT
 
 KEEP_VARIABLE = "TBT_KEEP_TRACES"   # the pytest plugin below pickles every trace captured into this folder
 TESTS = ["tests/stages/test_09_races.py", "tests/course/test_write_it.py", "tests/course/test_write_it_04_06.py",
-         "tests/course/test_write_it_07_10.py", "tests/measure/test_memory.py"]
+         "tests/course/test_write_it_07_10.py", "tests/measure/test_memory.py",
+         # the clocks' races: TMA copies, mbarriers, wgmma and the async proxy (Race.cause), in kernels with
+         # mbarriers and without (where they stand beside the barrier intervals' races)
+         "tests/emulator/test_async_copy.py", "tests/emulator/test_hopper_mutations.py", "tests/stages/test_12.py",
+         "tests/course/test_write_it_11_12.py"]
 
 
 @contextlib.contextmanager
