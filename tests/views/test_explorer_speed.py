@@ -20,6 +20,7 @@ BUDGET_S = 2.0     # the move is answered within this
 
 
 @pytest.mark.slow
+@pytest.mark.emulator
 @pytest.mark.parametrize("variant", ["04_1d_thread_tiling", "05_2d_thread_tiling"])
 def test_a_move_to_a_neighbouring_value_is_answered_within_2_s_after_5_s(variant, cpu_backend, monkeypatch):
     monkeypatch.setattr(widgets, "PREPARE_AHEAD", True)    # as in a notebook's kernel, with no cell running

@@ -132,6 +132,7 @@ def test_neighbours_are_one_slider_step_away_next_values_first():
 
 
 # ---- the tile explorer's answers ----------------------------------------------------------------------
+@pytest.mark.emulator
 def test_the_explorer_prepares_each_neighbours_answer_as_the_panel_shows_it(cpu_backend):
     widgets.forget_prepared()
     widgets.prepare_neighbours("03_smem_tiling", 37, 29, 23, {"tile": (8, 16, 32, 64)}, {"tile": 32})
