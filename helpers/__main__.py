@@ -2,6 +2,10 @@
 
 import sys
 
-from helpers.cli import main
+try:  # Ctrl-C while the course's modules are still importing ends as one pressed later does
+    from helpers.cli import main
+except KeyboardInterrupt:
+    print("interrupted", file=sys.stderr)
+    sys.exit(130)
 
 sys.exit(main())

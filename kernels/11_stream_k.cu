@@ -208,7 +208,9 @@ __global__ void __launch_bounds__(128 * CONSUMERS + 128, 1)
       for (int j = 0; j < BM / 8; ++j) {
 #pragma unroll
         for (int i = 0; i < 2; ++i) {
-          *reinterpret_cast<float2*>(&w[(8 * j + 2 * t4 + i) * BN + n]) = make_float2(acc[4 * j + i], acc[4 * j + 2 + i]);
+          // indexed as float2 (n is even): NVRTC 12.9 splits the same store written through &w[...] into two
+          // 4-byte st.global.f32 (results/ncu_h100_2026-11-28_stream_k/README.md)
+          reinterpret_cast<float2*>(w)[((8 * j + 2 * t4 + i) * BN + n) / 2] = make_float2(acc[4 * j + i], acc[4 * j + 2 + i]);
         }
       }
       continue;  // C is neither read nor written here: fixup_stream_k does both

@@ -12,7 +12,7 @@ computed the way the checkers compute their answers, in a folder the grader's sa
 - A **student copy** has every checker call back on its placeholder (whatever answer the source
   notebook held), the checkers and everything else kept, and by default the outputs of the cells
   marked # NBVAL_CHECK_OUTPUT (what a correct run prints; the copy still passes nbval), except in
-  the cells after the stage's prediction to the end of its performance section: those answer it, so
+  the cells the stage's prediction asks about (the rest of its section, its performance section): those answer it, so
   they come without outputs (and without the nbval mark), for the learner to run after predicting.
   With --no-hints the <details> hints go; with --no-outputs every output goes.
 - A **teacher copy** has the right answer in every checker call, computed on this machine (stage

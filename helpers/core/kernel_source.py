@@ -27,6 +27,11 @@ def strip_comments(text: str) -> str:
     return _COMMENTS.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)
 
 
+def same_kernel(a: str, b: str) -> bool:
+    """The same kernel source, but for blank lines at either end and spaces at the ends of lines."""
+    return [ln.rstrip() for ln in a.strip().splitlines()] == [ln.rstrip() for ln in b.strip().splitlines()]
+
+
 @dataclass(frozen=True)
 class KernelSource:
     path: Path

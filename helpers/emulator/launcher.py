@@ -312,7 +312,10 @@ def _run_process(program: Program, request: str, fds: list[int], limit: float):
     try:
         out, err = proc.communicate(request, timeout=limit + 10)  # the runtime stops itself first
     except BaseException:  # a backstop time-out, or the learner pressed interrupt
-        os.killpg(proc.pid, signal.SIGKILL)
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:  # it had ended already (the interrupt reached it too)
+            pass
         proc.communicate()
         raise
     return out, err, proc.returncode

@@ -89,7 +89,7 @@ def emulator_counts(case: Case) -> dict[str, float]:
 
 @functools.lru_cache(maxsize=None)
 def _emulator_counts(case: Case, source: str) -> tuple[tuple[str, float], ...]:
-    g = case.config.grid(SIZE, SIZE)
+    g = case.config.launch_grid(SIZE, SIZE, backend.EMULATED_SMS)  # as launched: a persistent grid's every block
     t = trace.capture_variant(case.variant, case.config, SIZE, SIZE, SIZE, blocks=range(g[0] * g[1] * g[2]))
     if t.dropped:
         raise RuntimeError(f"{case.label}: the trace overflowed; use a smaller SIZE")

@@ -79,6 +79,12 @@ CATALOGUE: tuple[Shape, ...] = (
     Shape("large", 512, 512, 512, alpha=0.5, beta=2.0),
 )
 
+# A learner's kernel may take a vector path for C where N is a multiple of 4 (float4 rows), which the catalogue's
+# poisoned shape (N = 67) never reaches: the write-it checks poison C there too.
+WRITE_IT_SHAPES: tuple[Shape, ...] = CATALOGUE + (
+    Shape("beta = 0, N a multiple of 4 (poisoned C)", 63, 68, 37, alpha=1.0, beta=0.0),
+)
+
 
 def shape(name: str) -> Shape:
     for s in CATALOGUE:

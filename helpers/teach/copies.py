@@ -110,17 +110,23 @@ def student_copy(nb, hints: bool = True, outputs: bool = True, known: dict[str, 
 
 
 def _answered_below_prediction(nb) -> set[int]:
-    """The code cells from a stage's prediction (`check_NN_prediction(...)`) to the end of the section after it,
-    its performance section: a copy that kept their outputs would show the answer before the learner commits."""
+    """The code cells a stage's prediction (`check_NN_prediction(...)`) asks about: those after it in its own
+    section, and those of the performance section after it (the first `## ` heading naming Performance), wherever
+    that is (02-05 ask at the end of section 1, before the learner's kernel; 06-12 just before Performance). A copy
+    that kept their outputs would show the answer before the learner commits. With no such section, every code
+    cell after the prediction."""
     cells = nb.cells
     start = next((i for i, c in enumerate(cells) if c.cell_type == "code"
                   and any(call.name.endswith("_prediction") for call in checker_calls(c.source))), None)
     if start is None:
         return set()
     headings = [i for i in range(start + 1, len(cells))
-                if cells[i].cell_type == "markdown" and cells[i].source.startswith("## ")]
-    end = headings[1] if len(headings) > 1 else len(cells)
-    return {i for i in range(start + 1, end) if cells[i].cell_type == "code"}
+                if cells[i].cell_type == "markdown" and cells[i].source.startswith("## ")] + [len(cells)]
+    performance = next((k for k, i in enumerate(headings[:-1])
+                        if "performance" in cells[i].source.splitlines()[0].lower()), None)
+    asked = [*range(start + 1, headings[0])] + ([*range(headings[performance] + 1, headings[performance + 1])]
+                                                if performance is not None else [*range(headings[0], len(cells))])
+    return {i for i in asked if cells[i].cell_type == "code"}
 
 
 def teacher_copy(nb, machine: str | None = None):

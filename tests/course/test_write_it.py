@@ -27,9 +27,6 @@ IDS = [ex.id for ex in EXERCISES]
 # (12's one __syncthreads orders the barriers' setup: without it the race is on a barrier, tests/course/
 # test_write_it_11_12.py)
 WITH_BARRIERS = [ex for ex in EXERCISES if "__syncthreads()" in ex.solution_path.read_text() and ex.id != "12"]
-# Issue 30 rewrote the starters of 04-10 and added 11 and 12; the notebooks take them when they are restructured
-# (the first %%kernel cell before the course's kernel). Strict: once a notebook holds them, the mark must go.
-NOTEBOOK_PENDING = {"10", "11", "12"}
 
 
 @pytest.fixture
@@ -296,9 +293,7 @@ def _notebook(ex):
     return [("".join(c["source"]), c["cell_type"]) for c in json.loads(path.read_text())["cells"]]
 
 
-@pytest.mark.parametrize("ex", [pytest.param(ex, marks=pytest.mark.xfail(
-    ex.id in NOTEBOOK_PENDING, strict=True, reason="the notebook restructuring of issue 30 puts the new starter in"))
-    for ex in EXERCISES], ids=IDS)
+@pytest.mark.parametrize("ex", EXERCISES, ids=IDS)
 def test_the_notebook_states_the_contract_and_its_kernel_cell_holds_the_starter(ex):
     cells = _notebook(ex)
     assert any(ex.contract() in text for text, kind in cells if kind == "markdown")

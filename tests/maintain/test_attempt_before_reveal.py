@@ -1,4 +1,4 @@
-"""Attempt before reveal (issue 30): in the notebooks of stages 02-10 the learner's `%%kernel NN` cell comes before
+"""Attempt before reveal (issue 30): in the notebooks of stages 02-12 the learner's `%%kernel NN` cell comes before
 any cell that shows the course's kernel of that stage (its source, a diff to it, `write_it.reveal`, side by side).
 
 A cell shows a stage's kernel when it calls one of SHOWS and names one of the stage's kernels: by the variant's name
@@ -18,8 +18,7 @@ from helpers.core import stages
 from helpers.core.paths import NOTEBOOKS
 
 SHOWS = re.compile(r"\bdisplay\.(?:kernel_source|kernel_diff|lesson_diff|diff_text)\s*\(")
-WRITTEN = ("02", "03", "04", "05", "06", "07", "08", "09", "10")
-NOT_YET = set(WRITTEN) - {"02", "03", "04", "05", "06", "07", "08", "09"}   # notebooks still to be reordered; each leaves this set as its cells move
+WRITTEN = ("02", "03", "04", "05", "06", "07", "08", "09", "10", "11", "12")
 
 
 def _code_cells(stage_id: str) -> list[str]:
@@ -78,8 +77,7 @@ def test_the_rule_reads_cells_as_the_docstring_says():
     assert not shows_course_kernel("print(tiling1d.name)", "04", bound)
 
 
-@pytest.mark.parametrize("stage_id", [pytest.param(s, marks=pytest.mark.xfail(strict=True, reason="cells not yet "
-                                                   "reordered")) if s in NOT_YET else s for s in WRITTEN])
+@pytest.mark.parametrize("stage_id", WRITTEN)
 def test_the_learner_writes_before_the_course_shows(stage_id):
     kernel, shown = first_cells(stage_id)
     assert kernel is not None, f"notebook {stage_id} has no %%kernel {stage_id} cell"

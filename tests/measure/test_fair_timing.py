@@ -142,6 +142,7 @@ CHEAT = paths.ROOT / "tests" / "kernels" / "cheat_03_skips_repeats.cu"
 
 
 @pytest.mark.gpu
+@pytest.mark.emulator  # the write-it check runs its race and lesson steps on the emulator
 def test_on_a_gpu_a_kernel_that_skips_repeated_launches_is_not_reported_at_an_impossible_speed(gpu_backend):
     from helpers.course import write_it
     from helpers.run import backend
@@ -155,6 +156,7 @@ def test_on_a_gpu_a_kernel_that_skips_repeated_launches_is_not_reported_at_an_im
 
 
 @pytest.mark.gpu
+@pytest.mark.emulator  # the write-it check runs its race and lesson steps on the emulator
 def test_on_a_gpu_the_solution_is_still_timed_below_the_speed_of_light(gpu_backend):
     from helpers.course import write_it
     from helpers.run import backend

@@ -7,12 +7,16 @@ wide instructions (LDS.64/128 in the SASS), which lowers the hardware's request 
 differences listed, with their status, in the run's known_differences.json.
 """
 
+import collections
 import json
+import re
 
 import pytest
 
 from helpers.core import paths
+from helpers.core.kernel_source import KernelSource
 from helpers.measure import ncu
+from helpers.run import toolchain
 
 pytestmark = [pytest.mark.emulator, pytest.mark.slow]
 
@@ -37,6 +41,41 @@ def test_emulator_matches_nsight_compute(csv_path, cpu_backend):
         assert result["wide_shared_instructions"][r["case"]], r
     global_rows = [r for r in result["rows"] if r["metric"].startswith("global") and r not in listed]
     assert global_rows and all(r["verdict"] == "match" for r in global_rows)
+
+
+# The workspace store line of kernels/11_stream_k.cu (its 8-byte stores are checked below).
+WORKSPACE_STORE_LINE = "reinterpret_cast<float2*>(w)["
+
+
+def _global_stores_by_line(ptx: str, file_index: int = 1) -> dict[int, list[str]]:
+    """The st.global instructions of a PTX text by the source line (.loc, from -lineinfo) of file `file_index`."""
+    out, line = collections.defaultdict(list), None
+    for text in ptx.splitlines():
+        loc = re.match(r"\s*\.loc\s+(\d+)\s+(\d+)", text)
+        if loc:
+            line = int(loc.group(2)) if int(loc.group(1)) == file_index else None
+        elif line is not None and (op := re.match(r"\s*(st\.global[.\w]*)", text)):
+            out[line].append(op.group(1))
+    return out
+
+
+def test_the_workspace_stores_of_11_stream_k_are_8_byte_stores():
+    """Each float2 store of a partial tile to the workspace is one 8-byte store, as the trace counts it. NVRTC 12.9
+    compiled the same store written through `&w[...]` into two 4-byte st.global.f32, and the H100 counted twice the
+    trace's global store requests and sectors (results/ncu_h100_2026-11-28_stream_k/README.md): the kernel now
+    indexes the workspace as float2, and this keeps it so."""
+    for case in ncu.cases(("11_stream_k",)):
+        if case.config.SK_WAVES == 0:
+            continue
+        source = KernelSource.read(case.variant.path)
+        assert source.text.count(WORKSPACE_STORE_LINE) == 1
+        line = source.text[:source.text.index(WORKSPACE_STORE_LINE)].count("\n") + 1
+        ptx, _ = toolchain.nvrtc_ptx(source.text, case.variant.name_expression(case.config), source.required_arch(),
+                                     source.path.name, source.include_dirs)
+        stores = _global_stores_by_line(ptx)
+        # BM / 4 float2 stores a thread (unrolled), each one st.global.v2.f32
+        assert stores[line] == ["st.global.v2.f32"] * (case.config.BM // 4), (case.label, line,
+                                                                                 collections.Counter(stores[line]))
 
 
 def test_every_registered_kernel_configuration_was_profiled():

@@ -18,7 +18,7 @@ from helpers.run.kernel_loader import load_kernel
 
 KERNELS = paths.ROOT / "tests" / "kernels"
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.emulator]  # each GPU result is compared with the emulator's
 
 
 @pytest.fixture(autouse=True)

@@ -42,6 +42,7 @@ def test_persistent_blocks_give_the_same_bits_as_one_block_per_tile(hopper_gpu, 
     assert np.array_equal(one, per_tile)
 
 
+@pytest.mark.emulator
 def test_the_emulators_tf32_rounding_is_the_copy_engines(hopper_gpu, rng):
     """Inputs on ties and near them: the emulator's round-to-nearest-even gives the GPU's bits exactly."""
     from helpers.run import cpu_backend

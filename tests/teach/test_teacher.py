@@ -175,9 +175,15 @@ def test_a_student_copy_shows_no_measurement_a_prediction_asks_about(path):
     if not at:
         assert not unrevealed
         return
-    headings = [i for i in range(at[0], len(cells)) if cells[i].source.startswith("## ")]
-    assert "Performance" in cells[headings[0]].source.splitlines()[0]
-    assert unrevealed == {i for i in range(at[0] + 1, headings[1]) if cells[i].cell_type == "code"}
+    # the measurements it asks about are the performance section's: just after the prediction (06-12) or two
+    # sections below it, after the learner's kernel and its correctness (02-05), whose checked outputs stay
+    headings = [i for i in range(at[0], len(cells)) if cells[i].source.startswith("## ")] + [len(cells)]
+    performance = [k for k, i in enumerate(headings[:-1]) if "Performance" in cells[i].source.splitlines()[0]]
+    assert performance, "the prediction asks about a performance section below it"
+    first, end = headings[performance[0]], headings[performance[0] + 1]
+    assert unrevealed == {i for i in (*range(at[0] + 1, headings[0]), *range(first + 1, end))
+                          if cells[i].cell_type == "code"}
+    assert any(c.cell_type == "code" for c in cells[first:end]), "the performance section measures something"
     for i in unrevealed:
         assert not student.cells[i].outputs and "NBVAL_CHECK_OUTPUT" not in student.cells[i].source
     kept = [c for i, c in enumerate(student.cells) if i not in unrevealed and c.cell_type == "code" and c.outputs]

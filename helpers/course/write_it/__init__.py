@@ -47,7 +47,7 @@ Adding an exercise (stages 02-12 each have one): three files, nothing else to ed
            lesson_text="what the lesson check measures, one line",
            course_kernel="04_1d_thread_tiling", course_config={...})   # the registered kernel timed beside it
 
-   Optional fields: sizes (text), shapes (default verify.CATALOGUE), lesson_size (traced for the lesson,
+   Optional fields: sizes (text), shapes (default verify.WRITE_IT_SHAPES: the catalogue and a poisoned C with N a multiple of 4), lesson_size (traced for the lesson,
    block 0; multiples of every tile), lesson_blocks, race_size (traced for races; first, middle and last
    block); hints (levels 1 and 2, in words), previous (the exercise it grows from), headline (the lesson's
    number the ladder shows); for more than one kernel or another signature, kernels and calls (stage11.py,

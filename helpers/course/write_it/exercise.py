@@ -53,6 +53,7 @@ class Launch:
     """A fixed block, and a grid that covers C: each block computes `per_block` = (columns, rows) of C."""
     block: tuple[int, ...]
     per_block: tuple[int, int]
+    layers: str = ""  # the grid's third extent where it is not 1, as the contract names it (split-K's S)
 
     def grid(self, M: int, N: int, K: int) -> tuple[int, int, int]:
         cols, rows = self.per_block
@@ -61,7 +62,7 @@ class Launch:
     def text(self) -> str:
         cols, rows = self.per_block
         block = f"({', '.join(map(str, self.block))})" if len(self.block) > 1 else str(self.block[0])
-        return f"block {block} and grid (ceil(N/{cols}), ceil(M/{rows}))"
+        return f"block {block} and grid (ceil(N/{cols}), ceil(M/{rows}){', ' + self.layers if self.layers else ''})"
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,7 @@ class Exercise:
     course_kernel: str             # the registered variant a GPU times it beside
     course_config: dict = field(default_factory=dict)   # its configuration ({}: its default)
     sizes: str = "any M, N, K ≥ 1"
-    shapes: tuple[verify.Shape, ...] = verify.CATALOGUE
+    shapes: tuple[verify.Shape, ...] = verify.WRITE_IT_SHAPES
     lesson_size: tuple[int, int, int] = (64, 64, 64)    # traced for the lesson: block 0
     # the blocks traced for it (linear indices), from the launch's grid (default: block 0)
     lesson_blocks: Callable[[tuple], tuple[int, ...]] = lambda grid: (0,)

@@ -142,7 +142,7 @@ def _correct(ex: Exercise, source: KernelSource, kernels: dict[str, Kernel], v: 
     worst = max(done, key=lambda c: c.worst_ratio)
     v.numbers["worst error / tolerance"] = worst.worst_ratio
     poisoned = [c.shape.dims for c in done if c.shape.beta == 0]
-    v.passed("correct", f"all {len(done)} shapes of the catalogue ({', '.join(c.shape.dims for c in done)}), fresh "
+    v.passed("correct", f"all {len(done)} shapes ({', '.join(c.shape.dims for c in done)}), fresh "
                         f"random data against float64" + (f"; C full of NaN with beta = 0 on {', '.join(poisoned)}"
                                                           if poisoned else ""),
              f"largest error {worst.worst_ratio:.2f} of the tolerance (on {diagnose.shape_words(worst.shape)})",
@@ -173,7 +173,8 @@ def _wrong(ex: Exercise, source: KernelSource, kernels: dict[str, Kernel], v: Ve
     cause = (f"wrong result on {diagnose.shape_words(result.shape)}: {result.wrong} of "
              f"{result.shape.M * result.shape.N} elements wrong"
              + (f", {result.nan} NaN" if result.nan else "")
-             + (f", {result.unwritten} never written" if result.unwritten else ""))
+             + ((f", {result.unwritten} still hold C's NaN (never written, or computed from C)" if result.shape.beta == 0
+                 else f", {result.unwritten} never written") if result.unwritten else ""))
     found = _races(ex, source, v, rng, also="the likelier cause of the wrong result above",
                    first=lambda: v.failed_before("correct", cause, *details))
     if found is True:

@@ -24,6 +24,7 @@ import re
 import textwrap
 from pathlib import Path
 
+from helpers.core.kernel_source import same_kernel
 from helpers.core.paths import rel
 from helpers.course.write_it import record
 from helpers.course.write_it.judge import judge
@@ -48,17 +49,13 @@ def _body(text: str) -> str:
     return text.split("\n", 1)[1] if text.startswith("// %%kernel") else text
 
 
-def _same(a: str, b: str) -> bool:
-    return [ln.rstrip() for ln in a.strip().splitlines()] == [ln.rstrip() for ln in b.strip().splitlines()]
-
-
 def save(exercise_id, source: str) -> Path:
     """Writes `source` (a cell's body) as the saved kernel of the exercise; returns its path."""
     ex = exercise(exercise_id)
     path = saved_path(ex.id)
     path.parent.mkdir(parents=True, exist_ok=True)
     text = HEADER.format(id=ex.id) + source.rstrip("\n") + "\n"
-    if path.is_file() and not _same(path.read_text(), text):
+    if path.is_file() and not same_kernel(path.read_text(), text):
         path.with_suffix(".prev.cu").write_text(path.read_text())
     path.write_text(text)
     return path
@@ -150,7 +147,7 @@ def run_cell(line: str, cell: str, shell=None) -> Verdict | None:
         _into_cell(shell, ex.id, load(ex.id))
         return checked(ex.id, path, where)
     starter = ex.starter_path.read_text()
-    if _same(cell, starter) and path.is_file() and not _same(load(ex.id), starter):
+    if same_kernel(cell, starter) and path.is_file() and not same_kernel(load(ex.id), starter):
         print(f"This cell holds the starter; your saved kernel {rel(path)} is different and is kept.\n"
               f"To go on from it: leave only the first line, %%kernel {ex.id}, and run the cell. To start over from "
               f"the starter: change anything in this cell, or delete {rel(path)}.")

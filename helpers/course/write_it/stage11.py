@@ -118,7 +118,7 @@ HINTS = (  # 1: the idea; 2: what each thread computes (3, the code, is the solu
 
 EXERCISE = Exercise(
     id="11", stage="11", kernel="splitk_partial", title="split-K",
-    launch=Launch(block=(TILE, TILE), per_block=(TILE, TILE)),
+    launch=Launch(block=(TILE, TILE), per_block=(TILE, TILE), layers="S"),
     rules=(f"splitk_partial is launched with block ({TILE}, {TILE}) and grid (ceil(N/{TILE}), ceil(M/{TILE}), S), "
            f"S = {SLICES}: layer z of the grid multiplies slice z of K (whole tiles of {TILE} steps, the slices "
            f"together covering K once) and writes the raw sums (no alpha, no beta) to part z of `partial`, an S × M × N "

@@ -55,10 +55,12 @@ def ring(tr: Trace, M: int, N: int, K: int) -> Lesson:
     issuers = sorted({int(t) for t in copies["thread"]})
     stages_used = sorted({int(s) for s in copies["stage"] if s >= 0})
     # the producer's lead: k-tiles it has copied, minus the ones it has got back, when it copies one. A stage comes
-    # back when the producer's wait on its empty barrier for a round after the first passes (whatever the
-    # consumers' way of arriving: one per thread or one per warp)
-    back_at = e[(e["event"] == "wait passed") & (e["barrier"] == "empty") & (e["round"] >= 1)
-                & e["thread"].isin(issuers)]["order"].tolist()
+    # back when the producer's wait on its empty barrier passes after it has copied into that stage (whatever the
+    # consumers' way of arriving, one per thread or one per warp, and whether the producer skips its first lap's
+    # waits or passes them on a fresh barrier's parity)
+    waits = e[(e["event"] == "wait passed") & (e["barrier"] == "empty") & e["thread"].isin(issuers)]
+    first_copy = copies.groupby("stage")["order"].min()
+    back_at = [int(o) for o, st in zip(waits["order"], waits["stage"]) if st in first_copy and o > first_copy[st]]
     issued_at = sorted(int(g["order"].min()) for _, g in copies.groupby(["stage", "round"]))
     lead = max((sum(1 for t in issued_at if t <= at) - sum(1 for t in back_at if t <= at) for at in issued_at),
                default=0)

@@ -16,6 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from helpers.core.kernel_source import same_kernel
 from helpers.core.paths import ROOT
 from helpers.teach import sandbox as sandboxing
 from helpers.teach.grading.results import STATUSES, ExerciseResult
@@ -41,20 +42,49 @@ class KernelCells:
 
     def starter_source(self, source: str) -> str | None:
         """For a student copy: a kernel cell back on its starter (the magic's line alone if there is none),
-        whatever kernel it held (a teacher's solution); None for any other cell."""
-        m = re.match(rf"\s*%%{self.magic}\s+(\S+)[^\n]*\n?", source)
+        whatever kernel it held (a teacher's solution); a cell whose magic's line takes an option
+        (`%%kernel 05 --from-mine`, which fills itself with the learner's own earlier kernel) back on that line
+        alone; None for any other cell."""
+        m = self._head().match(source)
         if not m:
             return None
-        starter = ROOT / self.starters / f"{m.group(1)}.cu"
-        return source[:m.end()].rstrip() + "\n" + (starter.read_text().rstrip("\n") if starter.is_file() else "")
+        line = source[:m.end()].rstrip()
+        if line.split()[2:]:          # an option: the cell must stay empty below it for the magic to fill it
+            return line
+        return line + "\n" + (self._starter(m.group(1)) or "").rstrip("\n")
+
+    def _head(self) -> re.Pattern:
+        return re.compile(rf"\s*%%{self.magic}\s+(\S+)[^\n]*\n?")
+
+    def _starter(self, exercise_id: str) -> str | None:
+        path = ROOT / self.starters / f"{exercise_id}.cu"
+        return path.read_text() if _ID.fullmatch(exercise_id) and path.is_file() else None
+
+    def chosen_cells(self, nb) -> dict[str, str]:
+        """{ID: the source judged for it, headed by its magic's line as a comment}: of the cells of one exercise
+        (a starter cell, a `--from-mine` cell below it), the one holding the learner's kernel. A cell holding
+        only the magic's line is left out, and so is one still holding the untouched starter while another
+        holds code; of the rest, the one run last (the highest execution count handed in), then the last in
+        the notebook. Where every cell is empty, the first (judged "not attempted")."""
+        head = self._head()
+        cells: dict[str, list] = {}
+        for index, cell in enumerate(nb.cells):
+            m = head.match(cell.source) if cell.cell_type == "code" else None
+            if m:
+                count = cell.get("execution_count")
+                ran = count if isinstance(count, int) and not isinstance(count, bool) else -1
+                cells.setdefault(m.group(1), []).append((ran, index, cell.source[:m.end()], cell.source[m.end():]))
+        chosen = {}
+        for ex_id, found in cells.items():
+            starter = self._starter(ex_id)
+            filled = [c for c in found if c[3].strip()]
+            mine = [c for c in filled if starter is None or not same_kernel(c[3], starter)] or filled or found[:1]
+            _, _, line, body = max(mine, key=lambda c: (c[0], c[1]))
+            chosen[ex_id] = f"// {line.strip()}\n" + body
+        return chosen
 
     def results(self, nb, stage: str | None, run: Run | None, sandbox) -> list[ExerciseResult]:
-        head = re.compile(rf"\s*%%{self.magic}\s+(\S+)[^\n]*\n?")
-        found: dict[str, str] = {}
-        for cell in nb.cells:
-            m = head.match(cell.source) if cell.cell_type == "code" else None
-            if m and (cell.source[m.end():].strip() or m.group(1) not in found):
-                found[m.group(1)] = f"// {cell.source[:m.end()].strip()}\n" + cell.source[m.end():]
+        found = self.chosen_cells(nb)
         missing = {ex_id for ex_stage, ex_id in self.exercises if ex_stage == stage} - set(found)
         results = [self.judge_source(ex_id, found[ex_id], sandbox, run.deadline if run else None) if ex_id in found else
                    ExerciseResult(f"{self.magic} {ex_id}", "not attempted", f"no cell holds %%{self.magic} {ex_id}")

@@ -65,9 +65,17 @@ def read(path: Path):
             notes.append(f"cell {i} holds characters that are not text (a lone surrogate, replaced)")
         cells.append(nbformat.from_dict({**cell, "cell_type": kind, "source": clean, "metadata": cell.get("metadata")
                                          if isinstance(cell.get("metadata"), dict) else {},
-                                         **({"outputs": [], "execution_count": None} if kind == "code" else {})}))
+                                         **(_ran(cell) if kind == "code" else {})}))
     metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
     return nbformat.from_dict({"cells": cells, "metadata": metadata, "nbformat": 4, "nbformat_minor": 5}), notes
+
+
+def _ran(cell: dict) -> dict:
+    """What a code cell handed in says of its run, kept for the grader: its execution count (which of two kernel
+    cells ran last) and its outputs (the learner's record of hints and reveals); never run or trusted as a verdict."""
+    count, outputs = cell.get("execution_count"), cell.get("outputs")
+    return {"execution_count": count if isinstance(count, int) and not isinstance(count, bool) else None,
+            "outputs": outputs if isinstance(outputs, list) else []}
 
 
 def grade(path, timeout: int = 600, exercises_only: bool = False, backend: str | None = None,
