@@ -279,17 +279,14 @@ def _epoch_races(trace: Trace, limit: int) -> list[Race]:
     first such access. Two accesses are ordered when one thread made both, when they are lanes of one warp with
     a warp collective between them, or when both are atomics. The first `limit` different (lines, ops) found."""
     w = _shared_word_columns(trace)
-    group, first, partner = _first_unordered(w)
-    if limit <= 0:   # as the search that stops after the first candidate word did
-        keep = group[:1] == 0
-        first, partner = first[:1][keep], partner[:1][keep]
-    if first.size == 0:
+    _, first, partner = _first_unordered(w)
+    if first.size == 0 or limit <= 0:
         return []
     # the first race of each (lines, ops), in the order found
     kinds = np.stack([w["line"][first], w["line"][partner], w["op"][first], w["op"][partner]]).astype(np.int64)
     _, new_kind = np.unique(kinds, axis=1, return_index=True)
     out = []
-    for k in np.sort(new_kind)[:max(limit, 1)].tolist():
+    for k in np.sort(new_kind)[:limit].tolist():
         i, j = int(first[k]), int(partner[k])
         name = str(array_names(trace, [w["space"][i]], [-1], [int(w["offset"][i])])[0])
         out.append(Race(int(w["block"][i]), int(w["epoch"][i]), name, int(w["word"][i]),

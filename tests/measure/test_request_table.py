@@ -219,7 +219,8 @@ def test_the_first_write_with_an_unordered_partner_is_the_one_reported():
         (1, (2, 4, "atomic"), (34, 6, "load")),
         (3, (5, 10, "store"), (4, 9, "load")),
     ]
-    assert memory.races(t, limit=2) == found[:2] and memory.races(t, limit=0) == found[:1]
+    # at most `limit` races; none for limit 0 (main's races() cuts the clocks' and the intervals' races to limit)
+    assert memory.races(t, limit=2) == found[:2] and memory.races(t, limit=0) == []
     assert found == _loop_races(t, 20)
 
 
