@@ -1,4 +1,4 @@
-"""NVRTC's verdicts and ptxas's counts kept on disk (helpers/emulator/build_cache.remembered, used by
+"""NVRTC's verdicts and ptxas's counts kept on disk (helpers.emulator.build_cache.remembered, used by
 helpers/run/toolchain.py): a later process asks the disk instead of compiling again; an edited source or header,
 or a damaged file, is compiled again; where no cache can be written nothing is kept and nothing breaks."""
 
