@@ -208,9 +208,10 @@ __global__ void __launch_bounds__(128 * CONSUMERS + 128, 1)
       for (int j = 0; j < BM / 8; ++j) {
 #pragma unroll
         for (int i = 0; i < 2; ++i) {
-          // indexed as float2 (n is even): NVRTC 12.9 splits the same store written through &w[...] into two
-          // 4-byte st.global.f32 (results/ncu_h100_2026-11-28_stream_k/README.md)
-          reinterpret_cast<float2*>(w)[((8 * j + 2 * t4 + i) * BN + n) / 2] = make_float2(acc[4 * j + i], acc[4 * j + 2 + i]);
+          // one 8-byte store, kept in L2 for fixup_stream_k (st.global.cg): NVRTC 12.9 split the plain store
+          // through a float2 pointer into two 4-byte stores (results/ncu_h100_2026-11-28_stream_k/README.md),
+          // and indexing w as float2 instead spilled 592 bytes a thread at BM = 256
+          __stcg(reinterpret_cast<float2*>(&w[(8 * j + 2 * t4 + i) * BN + n]), make_float2(acc[4 * j + i], acc[4 * j + 2 + i]));
         }
       }
       continue;  // C is neither read nor written here: fixup_stream_k does both

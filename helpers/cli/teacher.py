@@ -2,7 +2,9 @@
 
     python -m helpers teacher student-copies OUTDIR [NOTEBOOK ...] [--no-hints] [--no-outputs]
     python -m helpers teacher teacher-copies OUTDIR [NOTEBOOK ...]
-    python -m helpers teacher grade STUDENT.ipynb [...] [--exercises-only] [--json F] [--csv F] [--no-sandbox]
+    python -m helpers teacher grade STUDENT.ipynb [...] [--exercises-only] [--json F] [--csv F] [--points F]
+                                    [--jobs N] [--container | --no-sandbox]
+    python -m helpers teacher export gradescope|prairielearn OUT [NOTEBOOK ...] | autograde | points FILE
 
 What an answer is here: every checked exercise is one call of a checker in a code cell,
 `check_05_exercise_1(("?", "?"))`; the learner replaces the placeholders with an answer. The
@@ -25,7 +27,12 @@ computed the way the checkers compute their answers, in a folder the grader's sa
   raised before the checker's call). --time-limit covers a notebook's run and its %%kernel cells'
   checks together. Each notebook's grade is printed, and --json/--csv written again, as soon as it is
   known: a run stopped halfway (Ctrl-C: exit status 130) keeps every grade it made. Without
-  bubblewrap it refuses, unless --no-sandbox.
+  bubblewrap it refuses, unless --container (in a container that is the isolation, as root: every
+  other guard kept, helpers/teach/container.py) or --no-sandbox. --jobs N grades N at a time;
+  --points FILE scores each exercise (helpers/teach/points.py).
+- **export** writes an autograder for Gradescope (autograder.zip) or PrairieLearn (an image and
+  question folders); **autograde** is what it runs; **points** writes the default points to edit
+  (helpers/cli/teacher_lms.py).
 """
 
 from __future__ import annotations
@@ -34,11 +41,12 @@ import argparse
 import sys
 from pathlib import Path
 
+from helpers.cli import teacher_lms
 from helpers.cli.commands import whole_arg
 from helpers.core import progress
 from helpers.core.paths import NOTEBOOKS
-from helpers.teach import copies
-from helpers.teach.grading import notebook, results
+from helpers.teach import container, copies, points
+from helpers.teach.grading import notebook, parallel, results
 from helpers.teach.sandbox import Limits, Sandbox
 
 
@@ -68,12 +76,24 @@ def add_parser(sub) -> None:
     g.add_argument("--time-limit", type=lambda t: whole_arg(t, "--time-limit", 1), default=3600,
                    help="seconds one notebook may take in all, its run and its %%%%kernel cells' checks together "
                         "(and of CPU per process), before it is stopped")
-    g.add_argument("--no-sandbox", action="store_true",
-                   help="run the notebooks without bubblewrap, with your rights, network and files: only for "
-                        "notebooks you trust (the answers are still judged here, from what the notebook wrote)")
+    how = g.add_mutually_exclusive_group()
+    how.add_argument("--no-sandbox", action="store_true",
+                     help="run the notebooks without bubblewrap, with your rights, network and files: only for "
+                          "notebooks you trust (the answers are still judged here, from what the notebook wrote)")
+    how.add_argument("--container", action="store_true",
+                     help="in a container that is the isolation (no user namespaces for bubblewrap), as root: "
+                          "students' code runs as an unprivileged uid, every other guard kept (docs/grading.md)")
+    g.add_argument("--jobs", type=lambda t: whole_arg(t, "--jobs", 1), default=1,
+                   help="notebooks graded at a time (each takes about one core)")
+    g.add_argument("--points", type=Path, help="score each exercise with this points file "
+                                               "(python -m helpers teacher points FILE writes the defaults)")
+    teacher_lms.add_parsers(tsub)
 
 
 def main(args) -> int:
+    done = teacher_lms.main(args)
+    if done is not None:
+        return done
     if args.teacher_command in ("student-copies", "teacher-copies"):
         notebooks = args.notebooks or sorted(NOTEBOOKS.glob("*.ipynb"))
         absent = [str(p) for p in notebooks if not Path(p).is_file()]
@@ -100,14 +120,28 @@ def main(args) -> int:
         if out is not None and not out.parent.is_dir():
             print(f"error: {out}: the folder {out.parent} does not exist", file=sys.stderr)
             return 2
-    sandbox = Sandbox(Limits(wall_s=args.time_limit, cpu_s=args.time_limit), enabled=not args.no_sandbox,
-                      backend=args.backend)    # no bubblewrap: SandboxUnavailableError, naming the fix
-    written = results.Written(args.json, args.csv)
+    try:
+        table = points.load(args.points) if args.points else None
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    limits = Limits(wall_s=args.time_limit, cpu_s=args.time_limit)
+    # no bubblewrap, or --container where its guards cannot hold: SandboxUnavailableError, naming the fix
+    boxes = [Sandbox(limits, enabled=not args.no_sandbox, backend=args.backend, in_container=args.container,
+                     uid=container.SANDBOX_UID - job) for job in range(args.jobs if args.container else 1)]
+    if args.container:
+        print(f"Grading in {container.describe()}", file=sys.stderr)
+    written = results.Written(args.json, args.csv, table)
+
+    def grade_one(path, job):
+        return notebook.grade(path, args.timeout, args.exercises_only, args.backend, boxes[min(job, len(boxes) - 1)])
     try:    # each notebook's grade printed and written as soon as it is known: a run stopped keeps them
-        for path in progress.bar(args.notebooks, desc="grading", unit="notebook"):
-            grade = notebook.grade(path, args.timeout, args.exercises_only, args.backend, sandbox)
+        bar = progress.bar(total=len(args.notebooks), desc="grading", unit="notebook")
+        for grade in parallel.grade_all(args.notebooks, grade_one, args.jobs):
             written.add(grade)
-            print(results.report_one(grade), flush=True)
+            print(results.report_one(grade) + written.score_line(grade), flush=True)
+            bar.update()
+        bar.close()
     except KeyboardInterrupt:
         where = " and ".join(str(p) for p in (args.json, args.csv) if p)
         print(f"interrupted: {len(written.grades)} of {len(args.notebooks)} notebooks graded"

@@ -8,7 +8,9 @@
   in which every `kernel (configuration)` is that kernel's registered default.
 - `quoted_strings`: no cell ends by showing a bare Python string (Jupyter prints it quoted, 'Not timed: ...');
   text is printed or displayed as Markdown, as the other notebooks do.
-tests/maintain/test_prose_and_output.py runs them on notebooks 02-09.
+- `dangling_introductions`: Markdown that ends with a colon (it introduces what comes next: "The trace of the kernel
+  as it is now:") is followed by a code cell, not by another section.
+tests/maintain/test_prose_and_output.py runs them on notebooks 02-09 (the last on every notebook).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ THREE_BLOCKS = re.compile(r"the\s+first,\s+a\s+middle\s+and\s+the\s+last\s+block
 BLOCKS = re.compile(r"blocks \(([\d, ]*)\)")
 DEFAULTS = re.compile(r"\b(?:each|every) default configuration\b")
 KERNEL_AND_CONFIG = re.compile(r"\b(\d\d_\w+)\s*\(((?:[A-Z_]+=\d+(?:, )?)+)\)")
+COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -135,4 +138,18 @@ def quoted_strings(nb) -> list[Mismatch]:
         if _is_text(tree.body[-1].value, assigned):
             out.append(Mismatch(i, "its last line shows a Python string, which Jupyter prints quoted; print it, "
                                    "or show it as Markdown (display.NOT_TIMED, helpers.core.markdown.Markdown)"))
+    return out
+
+
+def dangling_introductions(nb) -> list[Mismatch]:
+    """Markdown ending with a colon (the introduction of what follows) whose next cell is not code."""
+    out = []
+    for i, cell in enumerate(nb.cells[:-1]):
+        if cell.cell_type != "markdown" or not COMMENT.sub("", cell.source).rstrip().endswith(":"):
+            continue
+        following = nb.cells[i + 1]
+        if following.cell_type != "code":
+            first = next((line for line in following.source.splitlines() if line.strip()), "")
+            out.append(Mismatch(i, f"it ends by introducing what comes next, but the next cell is Markdown "
+                                   f"({first[:60]!r}); put the cell it introduces right after it"))
     return out

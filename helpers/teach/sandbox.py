@@ -24,6 +24,7 @@ passes --no-sandbox.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import glob
 import json
@@ -40,6 +41,7 @@ from pathlib import Path
 from helpers.core.errors import SandboxUnavailableError
 from helpers.core.notebook_files import kernel_manager
 from helpers.core.paths import NOTEBOOKS, ROOT
+from helpers.teach import container
 
 GiB = 2 ** 30
 SANDBOX_UID = 65534                        # nobody: who the sandbox runs as when the grader is root
@@ -140,24 +142,40 @@ def _within(path: str, others) -> bool:
 
 
 class Sandbox:
-    """Runs commands in bubblewrap (enabled) or, with --no-sandbox, as plain processes of the grader's user."""
+    """Runs commands in bubblewrap (enabled), or in container mode (helpers/teach/container.py: as an unprivileged
+    uid of its own, where the container is the isolation), or, with --no-sandbox, as plain processes of the
+    grader's user."""
 
     def __init__(self, limits: Limits = Limits(), enabled: bool = True, backend: str | None = None,
-                 bwrap: str | None = None):
-        self.limits, self.enabled, self.backend = limits, enabled, backend
-        self.bwrap = bwrap or (require() if enabled else None)
+                 bwrap: str | None = None, in_container: bool = False, uid: int = container.SANDBOX_UID):
+        self.limits, self.backend, self.in_container, self.uid = limits, backend, in_container, uid
+        self.enabled = enabled and not in_container
+        if in_container:
+            container.require(HIDDEN, uid)
+        self.bwrap = bwrap or (require() if self.enabled else None)
         self.as_root = os.geteuid() == 0
 
+    @property
+    def isolation(self) -> str:
+        """What the report says of how students' code ran: "bubblewrap", "container" or "none"."""
+        return "bubblewrap" if self.enabled else "container" if self.in_container else "none"
+
+    def with_limits(self, limits: Limits) -> "Sandbox":
+        """The same sandbox (checked once) with other limits: a kernel cell's judge, within the notebook's time."""
+        other = copy.copy(self)
+        other.limits = limits
+        return other
+
     # ---- what runs ------------------------------------------------------------------------------
-    def env(self) -> dict[str, str]:
+    def env(self, home: str = HOME, tmp: str = "/tmp") -> dict[str, str]:
         cores = os.cpu_count() or 1
         env = {"PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
-               "HOME": HOME, "TMPDIR": "/tmp", "PYTHONPATH": str(ROOT), "PYTHONNOUSERSITE": "1",
-               "PYTHONDONTWRITEBYTECODE": "1", "TBT_PROGRESS": "0", "TBT_CACHE_DIR": "/tmp/cache",
-               "TBT_MY_KERNELS": f"{HOME}/my_kernels", "XDG_CACHE_HOME": f"{HOME}/.cache",
-               "MPLCONFIGDIR": f"{HOME}/.matplotlib", "IPYTHONDIR": f"{HOME}/.ipython",
-               "JUPYTER_CONFIG_DIR": f"{HOME}/.jupyter", "JUPYTER_DATA_DIR": f"{HOME}/.local/share/jupyter",
-               "JUPYTER_RUNTIME_DIR": f"{HOME}/.jupyter-runtime", "TBT_WORKERS": str(min(cores, 16))}
+               "HOME": home, "TMPDIR": tmp, "PYTHONPATH": str(ROOT), "PYTHONNOUSERSITE": "1",
+               "PYTHONDONTWRITEBYTECODE": "1", "TBT_PROGRESS": "0", "TBT_CACHE_DIR": f"{tmp}/cache",
+               "TBT_MY_KERNELS": f"{home}/my_kernels", "XDG_CACHE_HOME": f"{home}/.cache",
+               "MPLCONFIGDIR": f"{home}/.matplotlib", "IPYTHONDIR": f"{home}/.ipython",
+               "JUPYTER_CONFIG_DIR": f"{home}/.jupyter", "JUPYTER_DATA_DIR": f"{home}/.local/share/jupyter",
+               "JUPYTER_RUNTIME_DIR": f"{home}/.jupyter-runtime", "TBT_WORKERS": str(min(cores, 16))}
         env.update({k: str(min(cores, 8)) for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")})
         env.update({k: os.environ[k] for k in PASS_THROUGH if os.environ.get(k)})
         if self.backend or os.environ.get("TBT_BACKEND"):
@@ -166,9 +184,9 @@ class Sandbox:
 
     def _limits_argv(self) -> list[str]:
         """prlimit's. Without the sandbox no process limit: it would count all of the user's processes."""
-        lim = self.limits
+        lim, own_uid = self.limits, self.enabled or self.in_container
         return ["prlimit", f"--as={lim.memory_bytes}", f"--cpu={lim.cpu_s}", f"--fsize={lim.file_bytes}",
-                f"--nofile={lim.open_files}", "--core=0"] + ([f"--nproc={lim.processes}"] if self.enabled else []) + ["--"]
+                f"--nofile={lim.open_files}", "--core=0"] + ([f"--nproc={lim.processes}"] if own_uid else []) + ["--"]
 
     def command(self, argv: list[str], cwd: Path) -> list[str]:
         """The bwrap command line that runs `argv` in the sandbox, in `cwd` (a path inside it)."""
@@ -218,8 +236,13 @@ class Sandbox:
     def run(self, argv: list[str], stdin: str = "", cwd: Path = ROOT, stdout_cap: int = 32 * 2 ** 20) -> Outcome:
         """Runs `argv` with `stdin`, within the limits; what it printed, at most stdout_cap bytes (past that, the
         first stdout_cap bytes and the last MiB: a verdict printed last survives a flood before it)."""
+        folder = None
         if self.enabled:
             cmd, host_cwd, env = self.command(argv, cwd), "/", {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+        elif self.in_container:     # a scratch folder of its own: its working directory where the notebooks' is asked
+            folder = container.scratch(self.uid)
+            cmd, host_cwd = container.command(argv, self.uid, self._limits_argv()), folder if cwd == NOTEBOOKS else cwd
+            env = self.env(str(folder / "home"), str(folder / "tmp"))
         else:
             cmd, host_cwd = self._limits_argv() + list(argv), cwd
             # the course first, then whatever the grader itself was given (packages installed on a PYTHONPATH)
@@ -229,6 +252,7 @@ class Sandbox:
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 cwd=host_cwd, env=env, start_new_session=True)
+        _running[proc.pid] = self
         out, err = _Kept(stdout_cap), _Kept(2 ** 16)
         threads = [threading.Thread(target=_drain, args=(proc.stdout, out), daemon=True),
                    threading.Thread(target=_drain, args=(proc.stderr, err), daemon=True),
@@ -243,6 +267,10 @@ class Sandbox:
         finally:    # the run, and anything it left behind (without the sandbox: what did not setsid); also on ^C
             _kill_group(proc.pid)
             proc.wait()
+            _running.pop(proc.pid, None)
+            if folder is not None:      # container mode: every process of its uid, then its scratch folder
+                container.kill_all(self.uid)
+                container.remove(folder)
         for t in threads[:2]:
             t.join(timeout=5)
         return Outcome(None if timed_out else proc.returncode, out.text(), err.text(), timed_out,
@@ -281,6 +309,17 @@ def _feed(stream, data: bytes) -> None:
         stream.close()
     except (BrokenPipeError, OSError):
         pass
+
+
+_running: dict[int, Sandbox] = {}        # the runs under way (in every thread of `grade --jobs N`), by pid
+
+
+def stop_all() -> None:
+    """Kills every run under way (Ctrl-C during `grade --jobs N`: the other threads' runs end now, not later)."""
+    for pid, box in list(_running.items()):
+        _kill_group(pid)
+        if box.in_container:
+            container.kill_all(box.uid)
 
 
 def _kill_group(pid: int) -> None:

@@ -57,3 +57,24 @@ def test_06_s_quoted_string_is_found_and_markdown_is_not():
     fine = nbformat.v4.new_code_cell('if gpu:\n    shown = table\nelse:\n    shown = display.NOT_TIMED\nshown')
     nb = nbformat.v4.new_notebook(cells=[shown, fine, nbformat.v4.new_code_cell('f"{x}"')])
     assert [m.cell for m in prose.quoted_strings(nb)] == [0, 2]
+
+
+@pytest.mark.parametrize("notebook", sorted(p.name for p in NOTEBOOKS.glob("*.ipynb")))
+def test_an_introduction_is_followed_by_what_it_introduces(notebook):
+    found = prose.dangling_introductions(nbformat.read(NOTEBOOKS / notebook, as_version=4))
+    assert not found, "\n".join(map(str, found))
+
+
+def test_04_s_trace_announced_above_another_section_is_found():
+    """Cell 38 of 04 as a learner saw it: the trace it announces came after the "Waves" subsection."""
+    nb = checked_notebook("## 6 · Banks\n\nThe trace of the kernel as it is now (block 0, warp 0):",
+                          "### Waves: how many blocks the GPU runs at once\n\nOccupancy says ... the table above:",
+                          ("print(waves)", "BM= 64 BN= 64: 3 blocks per SM\n"),
+                          ("print(accesses.bank_summary(trace))", "line  access    requests\n"))
+    found = [str(m) for m in prose.dangling_introductions(nb)]
+    assert found == ["cell 0: it ends by introducing what comes next, but the next cell is Markdown "
+                     "('### Waves: how many blocks the GPU runs at once'); put the cell it introduces right after it"]
+    nb.cells[0].source = "The trace:<!-- fact: x -->\n"       # a marker after the colon still ends with it
+    assert len(prose.dangling_introductions(nb)) == 1
+    nb.cells.insert(1, nb.cells.pop(3))
+    assert prose.dangling_introductions(nb) == []

@@ -44,7 +44,7 @@ def test_emulator_matches_nsight_compute(csv_path, cpu_backend):
 
 
 # The workspace store line of kernels/11_stream_k.cu (its 8-byte stores are checked below).
-WORKSPACE_STORE_LINE = "reinterpret_cast<float2*>(w)["
+WORKSPACE_STORE_LINE = "__stcg(reinterpret_cast<float2*>(&w["
 
 
 def _global_stores_by_line(ptx: str, file_index: int = 1) -> dict[int, list[str]]:
@@ -63,7 +63,7 @@ def test_the_workspace_stores_of_11_stream_k_are_8_byte_stores():
     """Each float2 store of a partial tile to the workspace is one 8-byte store, as the trace counts it. NVRTC 12.9
     compiled the same store written through `&w[...]` into two 4-byte st.global.f32, and the H100 counted twice the
     trace's global store requests and sectors (results/ncu_h100_2026-11-28_stream_k/README.md): the kernel now
-    indexes the workspace as float2, and this keeps it so."""
+    stores through __stcg (one st.global.cg.v2.f32), and this keeps it so."""
     for case in ncu.cases(("11_stream_k",)):
         if case.config.SK_WAVES == 0:
             continue
@@ -73,8 +73,8 @@ def test_the_workspace_stores_of_11_stream_k_are_8_byte_stores():
         ptx, _ = toolchain.nvrtc_ptx(source.text, case.variant.name_expression(case.config), source.required_arch(),
                                      source.path.name, source.include_dirs)
         stores = _global_stores_by_line(ptx)
-        # BM / 4 float2 stores a thread (unrolled), each one st.global.v2.f32
-        assert stores[line] == ["st.global.v2.f32"] * (case.config.BM // 4), (case.label, line,
+        # BM / 4 float2 stores a thread (unrolled), each one st.global.cg.v2.f32
+        assert stores[line] == ["st.global.cg.v2.f32"] * (case.config.BM // 4), (case.label, line,
                                                                                  collections.Counter(stores[line]))
 
 

@@ -240,8 +240,10 @@ def check_07_prediction(answer) -> Feedback:
         return right(f"{want}, {PRED07_CHOICES[want]}: with the same tiles 07_vectorized ran at {m['07']:.1f} TFLOP/s "
                      f"and 06_transposed_a at {m['06']:.1f}, {m['gain']:.0f} % faster (NVIDIA H200, 4096³, the "
                      f"median of three interleaved runs, cuBLAS {m['cublas']:.1f} in the same run: "
-                     f"results/stages_06_09_h200_2026-11-22/exp_06_07.json). The bytes did not change; a quarter of "
-                     f"the load instructions, no 2-way conflict on Bs, and C's requests filling their sectors did.")
+                     f"results/stages_06_09_h200_2026-11-22/exp_06_07.json, with 07 as it was then, before its As "
+                     f"rows were padded; section 5 times the kernels as committed again, in a later run). The bytes "
+                     f"did not change; a quarter of the load instructions, no 2-way conflict on Bs, and C's requests "
+                     f"filling their sectors did.")
     if got < want:
         return wrong("the bytes are the same, so it is tempting to expect little. But an SM spends its time issuing "
                      "instructions: count them per step k of the inner loop in 06 and in 07 (section 4's table: a "

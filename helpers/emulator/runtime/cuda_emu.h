@@ -220,6 +220,17 @@ static inline unsigned __brev(unsigned x) {
   return r;
 }
 template <class T> static inline T __ldg(const T* p) { return *p; }
+// Cache-hinted loads and stores: where a GPU caches the access changes no result (NVRTC, which compiles every
+// kernel first, has refused any type it lacks an overload for)
+template <class T> static inline T __ldcg(const T* p) { return *p; }
+template <class T> static inline T __ldca(const T* p) { return *p; }
+template <class T> static inline T __ldcs(const T* p) { return *p; }
+template <class T> static inline T __ldlu(const T* p) { return *p; }
+template <class T> static inline T __ldcv(const T* p) { return *p; }
+template <class T> static inline void __stcg(T* p, T v) { *p = v; }
+template <class T> static inline void __stcs(T* p, T v) { *p = v; }
+template <class T> static inline void __stwb(T* p, T v) { *p = v; }
+template <class T> static inline void __stwt(T* p, T v) { *p = v; }
 static inline long long clock64() { return 0; }  // no cycle counter to emulate
 // The byte offset of a shared-memory pointer in the block's shared window (static shared memory,
 // then dynamic; offsets are as aligned as the pointers). Any other pointer is an error, naming the line.

@@ -1,5 +1,6 @@
 """Numbers notebooks 07, 09 and 10 state of their stage's one-idea steps (tools/measure_steps.py, read by
-helpers/measure/steps.py): `steps_gain_pct/07/07_runs_of_four` is that step's median gain over the one before it."""
+helpers/measure/steps.py): `steps_gain_pct/07/07_runs_of_four` is that step's median gain over the one before it;
+`steps_faster_pct/07/07_vectorized/parent` how much faster the chain's end ran than its start (medians)."""
 
 from __future__ import annotations
 
@@ -33,4 +34,7 @@ FACTS = {
     "steps_tflops": fact(STEPS_FILES, lambda stage_id, kernel: _median(stage_id, kernel, "tflops")),
     "steps_pct_cublas": fact(STEPS_FILES, lambda stage_id, kernel: _median(stage_id, kernel, "pct_cublas")),
     "steps_gain_pct": fact(STEPS_FILES, lambda stage_id, kernel: _median(stage_id, kernel, "gain")),
+    # STAGE/KERNEL/OTHER: how much faster KERNEL ran than OTHER, in %, from their median TFLOP/s
+    "steps_faster_pct": fact(STEPS_FILES, lambda stage_id, kernel, other: 100.0 * (
+        _median(stage_id, kernel, "tflops") / _median(stage_id, other, "tflops") - 1)),
 }

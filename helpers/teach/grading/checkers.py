@@ -5,6 +5,7 @@ computed ones, the values the sandboxed run recorded, read as Python literals)."
 from __future__ import annotations
 
 import ast
+import threading
 
 from helpers.course import exercises
 from helpers.course.exercises.calls import Call, checker_calls
@@ -14,11 +15,13 @@ from helpers.teach.grading.run import Run
 from helpers.teach.sandbox import answer_record
 
 CHECKERS = dict(exercises.CHECKERS)        # the grader's checkers, imported before any student code runs
+_ONE_AT_A_TIME = threading.Lock()          # `grade --jobs N` grades in threads; a checker is not made for them
 
 
 def _judge(name: str, args, kwargs, note: str = "") -> ExerciseResult:
     try:
-        fb = CHECKERS[name](*args, **kwargs)
+        with _ONE_AT_A_TIME:
+            fb = CHECKERS[name](*args, **kwargs)
         status = getattr(fb, "status", None)
         status = status if status in STATUSES else "right" if fb else "wrong"
         return ExerciseResult(name, status, str(getattr(fb, "message", fb)) + note)

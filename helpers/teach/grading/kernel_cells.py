@@ -18,7 +18,6 @@ from pathlib import Path
 
 from helpers.core.kernel_source import same_kernel
 from helpers.core.paths import ROOT
-from helpers.teach import sandbox as sandboxing
 from helpers.teach.grading.results import STATUSES, ExerciseResult
 from helpers.teach.grading.run import Run
 
@@ -121,8 +120,7 @@ class KernelCells:
                                                  f"({sandbox.limits.wall_s:.0f} s, its run and its kernel cells "
                                                  f"together) was spent before this cell's turn")
         nonce = secrets.token_hex(16)
-        judging = sandboxing.Sandbox(dataclasses.replace(sandbox.limits, wall_s=limit, cpu_s=max(1, int(limit))),
-                                     sandbox.enabled, sandbox.backend, sandbox.bwrap)
+        judging = sandbox.with_limits(dataclasses.replace(sandbox.limits, wall_s=limit, cpu_s=max(1, int(limit))))
         entry = "from helpers.teach.grading import kernel_cells; kernel_cells.judge_inside()"
         out = judging.run([sys.executable, "-c", entry, self.judge, exercise_id], stdin=f"{nonce}\n{source}", cwd=ROOT)
         for line in reversed(out.stdout.splitlines()):

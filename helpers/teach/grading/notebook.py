@@ -102,4 +102,13 @@ def grade(path, timeout: int = 600, exercises_only: bool = False, backend: str |
         problem = (f"the grader failed on this notebook ({type(e).__name__}: {str(e)[:200]}): the results above "
                    f"stand, its other exercises are not graded")
     problem = "; ".join(p for p in (problem, *notes) if p) or None
-    return Grade(str(path), stage, results, time.perf_counter() - start, mode, problem, stopped)
+    return Grade(str(path), stage, results, time.perf_counter() - start, mode, problem, stopped, student_of(nb),
+                 getattr(sandbox, "isolation", None))
+
+
+def student_of(nb) -> str | None:
+    """The student's name as the notebook's metadata gives it (nbformat's `authors`: [{"name": ...}]), if any."""
+    authors = nb.metadata.get("authors") if isinstance(nb.metadata, dict) else None
+    names = [str(a.get("name"))[:100] for a in authors if isinstance(a, dict) and a.get("name")] \
+        if isinstance(authors, list) else []
+    return ", ".join(names)[:300] or None

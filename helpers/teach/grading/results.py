@@ -4,7 +4,8 @@ after every notebook, so a run stopped halfway keeps every grade it made.
 
 What an exporter reads (a report, an LMS's results file): Grade.as_dict(), one per notebook:
 
-    {"notebook", "stage", "mode", "seconds", "problem", "stopped": [...], "counts": {status: n},
+    {"notebook", "stage", "mode", "seconds", "student", "isolation", "problem", "stopped": [...],
+     "counts": {status: n},
      "exercises": [{"exercise", "check", "status", "message", "steps": [{"step", "ok", "lines"}]}]}
 
 `steps` is empty for a checker call; for a `%%kernel` cell it lists the write-it check's steps in order
@@ -23,6 +24,7 @@ import unicodedata
 from pathlib import Path
 
 from helpers.course.exercises import CHECKER_NAME
+from helpers.teach import points
 
 STATUSES = ("right", "wrong", "not attempted", "error")
 
@@ -49,12 +51,15 @@ class Grade:
     mode: str             # "all cells" or "setup and exercise cells"
     problem: str | None = None   # the kernel died, the run was stopped, or the notebook could not be read
     stopped: list[str] = dataclasses.field(default_factory=list)   # what the sandbox stopped
+    student: str | None = None   # from the notebook's metadata (authors) or the LMS's submission metadata
+    isolation: str | None = None  # how the student's code ran: "bubblewrap", "container" or "none"
 
     def counts(self) -> dict[str, int]:
         return {s: sum(r.status == s for r in self.results) for s in STATUSES}
 
     def as_dict(self) -> dict:
         return {"notebook": self.notebook, "stage": self.stage, "mode": self.mode, "seconds": round(self.seconds, 1),
+                "student": self.student, "isolation": self.isolation,
                 "problem": self.problem, "stopped": self.stopped, "counts": self.counts(),
                 "exercises": [dict(dataclasses.asdict(r), exercise=r.exercise) for r in self.results]}
 
@@ -76,7 +81,8 @@ def report_one(g: Grade, width: int = 100) -> str:
     """One notebook's grade as text: a line for the notebook, one per exercise."""
     c = g.counts()
     name = printable(g.notebook)
-    head = f"{name} (stage {g.stage or '?'}, {g.mode}, {g.seconds:.0f} s): " + ", ".join(
+    who = f"{printable(g.student)}, " if g.student else ""
+    head = f"{name} ({who}stage {g.stage or '?'}, {g.mode}, {g.seconds:.0f} s): " + ", ".join(
         f"{c[s]} {s}" for s in STATUSES if c[s])
     out = [head if g.results else f"{name}: no exercises graded" + (f" ({printable(g.problem)})" if g.problem else "")]
     if g.problem and g.results:
@@ -135,14 +141,25 @@ def _replace(path, write, newline=None) -> None:
 
 
 class Written:
-    """The grades of a run so far, written to the JSON and CSV files after each notebook."""
+    """The grades of a run so far, written to the JSON and CSV files after each notebook; with a points table
+    (helpers/teach/points.py), each exercise and notebook scored in the JSON."""
 
-    def __init__(self, json_path=None, csv_path=None):
-        self.json_path, self.csv_path, self.grades = json_path, csv_path, []
+    def __init__(self, json_path=None, csv_path=None, table: dict | None = None):
+        self.json_path, self.csv_path, self.table, self.grades = json_path, csv_path, table, []
 
     def add(self, grade: Grade) -> None:
         self.grades.append(grade)
         if self.json_path:
-            write_json(self.grades, self.json_path)
+            _replace(self.json_path, lambda f: f.write(json.dumps(
+                [self.scored(g) for g in self.grades], indent=1) + "\n"))
         if self.csv_path:
             write_csv(self.grades, self.csv_path)
+
+    def scored(self, grade: Grade) -> dict:
+        return grade.as_dict() if self.table is None else points.with_scores(grade.as_dict(), self.table)
+
+    def score_line(self, grade: Grade) -> str:
+        if self.table is None:
+            return ""
+        d = self.scored(grade)
+        return f"  score: {points.number(d['score'])} of {points.number(d['max_score'])} points\n"
