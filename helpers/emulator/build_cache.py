@@ -18,8 +18,8 @@ written, CacheError says so and what to do.
 
 NVRTC's verdicts and ptxas's counts (helpers.run.toolchain) are kept in <cache>/results/ (remembered(): one
 small JSON file each, keyed by the full source, its headers, the options and the toolchain); traces
-(helpers.measure.accesses) are cached in memory only; on a GPU, CuPy keeps its own compile cache (~/.cupy/kernel_cache), whose entries
-carry a SHA-1 of their content that CuPy checks when it loads them.
+(helpers.measure.accesses) are cached in memory only; on a GPU, CuPy keeps its own compile cache
+(~/.cupy/kernel_cache), whose entries carry a SHA-1 of their content that CuPy checks when it loads them.
 """
 
 from __future__ import annotations
