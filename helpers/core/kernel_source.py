@@ -22,7 +22,8 @@ _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 
 
 def strip_comments(text: str) -> str:
-    """Comments replaced by spaces, newlines kept, so offsets and line numbers still match."""
+    """Comments replaced by spaces, newlines kept, so offsets and line numbers still match (a source's text
+    stripped once: KernelSource.stripped)."""
     return _COMMENTS.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)
 
 

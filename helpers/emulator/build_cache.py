@@ -16,9 +16,10 @@ cannot be written (read-only, full, no permission) builds go to a folder under t
 temporary folder for the session, with one warning naming TBT_CACHE_DIR; when neither can be
 written, CacheError says so and what to do.
 
-NVRTC and ptxas results (helpers.run.toolchain) and traces (helpers.measure.accesses) are cached in
-memory only; on a GPU, CuPy keeps its own compile cache (~/.cupy/kernel_cache), whose entries
-carry a SHA-1 of their content that CuPy checks when it loads them.
+NVRTC's verdicts and ptxas's counts (helpers.run.toolchain) are kept in <cache>/results/ (remembered(): one
+small JSON file each, keyed by the full source, its headers, the options and the toolchain); traces
+(helpers.measure.accesses) are cached in memory only; on a GPU, CuPy keeps its own compile cache
+(~/.cupy/kernel_cache), whose entries carry a SHA-1 of their content that CuPy checks when it loads them.
 """
 
 from __future__ import annotations
@@ -300,3 +301,41 @@ def entry(key: str, product: str, make: Callable[[Path], None], what: str,
         if found is None:
             return final / product, (load(final / product) if load else None)
         raise CacheError(f"the build of {what} in {final} was damaged as it was written ({found}). {FIX}")
+
+
+# ---- small results (NVRTC's verdicts, ptxas's counts) ----------------------------------------------
+RESULTS = "results"              # <cache>/results/<kind>/<key>.json, beside emulator/
+
+
+def remembered(kind: str, key_parts, compute: Callable[[], object]) -> object:
+    """compute(), a JSON value, kept on disk under a key of everything it depends on (`key_parts`, JSON): a
+    later process asks the disk instead of computing again. Each file is written whole (a temporary file
+    renamed into place) and names its key; one that does not parse or names another key is computed again and
+    replaced. Where no cache folder can be written, compute() runs every time (nothing is lost but time)."""
+    text = json.dumps([FORMAT, kind, key_parts], sort_keys=True)
+    key = hashlib.sha256(text.encode()).hexdigest()
+    try:
+        folder = cache_root() / RESULTS / kind
+    except CacheError:
+        return compute()
+    path = folder / f"{key}.json"
+    try:
+        stored = json.loads(path.read_text())
+        if stored.get("key") == text:
+            return stored["value"]
+    except (OSError, ValueError, AttributeError, KeyError):
+        pass                        # missing, half-read or damaged: computed again below
+    value = compute()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".json")
+        try:
+            with os.fdopen(fd, "w") as f:
+                json.dump({"key": text, "value": value}, f)
+            os.replace(tmp, path)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+    except OSError:
+        pass                        # a full or read-only disk costs the next process a compile, nothing more
+    return value

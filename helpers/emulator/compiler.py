@@ -179,7 +179,7 @@ def forget_builds() -> None:
 
 
 def check_supported(source: KernelSource) -> None:
-    code = strip_comments(source.text)
+    code = source.stripped
     m = _INLINE_ASM.search(code)
     if m:
         line = code.count("\n", 0, m.start()) + 1
@@ -358,7 +358,7 @@ def build(source: KernelSource, name_expressions: tuple[str, ...], checks: str =
         if r.returncode:
             build_cache.raise_if_disk_error(r.stderr, folder)
             raise _compile_error(source, r.stderr, name_expressions)
-        code = strip_comments(source.text)
+        code = source.stripped
         dynamic = sorted(set(_EXTERN_SHARED_NAME.findall(code)))
         # Dynamic shared memory as aligned as declared, at least 16 bytes, and no more, as a GPU
         # gives it after a static array: the runtime's buffer is 4096-aligned, so start that far in.

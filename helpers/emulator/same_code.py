@@ -62,15 +62,16 @@ class LearnerFile:
     name: str | None        # as the #include writes it (None for the kernel's file)
     path: Path
     text: str
+    stripped: str           # the text without comments (strip_comments; the kernel's: KernelSource.stripped)
 
 
 def learner_files(source: KernelSource) -> list[LearnerFile]:
     """The kernel's file and the headers it includes with quotes (transitively) that the emulator does not
     provide itself: each found beside its includer, then in the kernel's include dirs, as NVRTC finds it."""
-    files = [LearnerFile(0, None, source.path, source.text)]
+    files = [LearnerFile(0, None, source.path, source.text, source.stripped)]
     seen: dict[str, Path] = {}
     for f in files:
-        for name in _QUOTED_INCLUDE.findall(strip_comments(f.text)):
+        for name in _QUOTED_INCLUDE.findall(f.stripped):
             if name in seen or any((d / name).is_file() for d in SHADOWS):
                 continue
             if Path(name).is_absolute() or ".." in Path(name).parts:
@@ -81,12 +82,13 @@ def learner_files(source: KernelSource) -> list[LearnerFile]:
             path = next((d / name for d in (f.path.parent, *source.include_dirs) if (d / name).is_file()), None)
             if path is not None:
                 seen[name] = path
-                files.append(LearnerFile(len(files), name, path, path.read_text(errors="replace")))
+                text = path.read_text(errors="replace")
+                files.append(LearnerFile(len(files), name, path, text, strip_comments(text)))
     return files
 
 
 def has_conditionals(files: list[LearnerFile]) -> bool:
-    return any(_CONDITIONAL.search(strip_comments(f.text)) for f in files)
+    return any(_CONDITIONAL.search(f.stripped) for f in files)
 
 
 def mark(text: str, index: int) -> str:

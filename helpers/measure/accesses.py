@@ -41,11 +41,10 @@ def kernel_trace(variant, config: KernelConfig | None = None, M: int = TRACE_SIZ
 def trace_requests(tr: trace_mod.Trace, warp: int | None = None, block: int | None = None, space: str | None = None):
     """The trace's warp requests, optionally of one warp of one block and one kind of memory
     ('global', or 'shared' for static and dynamic shared memory)."""
-    out = memory.requests(tr)
     if block is None and warp is not None:
         block = tr.blocks[0]
-    return [q for q in out if (warp is None or q.warp == warp) and (block is None or q.block == block)
-            and (space is None or (q.space == "global") == (space == "global"))]
+    return [q for q in memory.requests(tr, block=block, warp=warp)
+            if space is None or (q.space == "global") == (space == "global")]
 
 
 def short_number(x: float) -> str:

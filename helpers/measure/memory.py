@@ -13,6 +13,9 @@
   emulator's clocks, the tensor cores' and the copy engine's accesses and the async proxy's fences.
 - unwritten_reads(): a shared word read before any thread of the block wrote it.
 - per_line(): the totals per source line, the view that sits beside the kernel's source.
+
+The grouping and the counts over a whole trace are done for all requests at once (request_table.py); banks()
+and sectors() judge one request, as figures and checks ask.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from helpers.core.arch import BANK_BYTES, BANKS, SECTOR_BYTES
+from helpers.measure.request_table import array_names, bank_counts, request_table, sector_counts, sorted_runs
 from helpers.measure.trace import ACCESS_KINDS, OPS, SPACES, Trace
 
 
@@ -42,17 +46,6 @@ class Request:
     offsets: np.ndarray   # byte offset of each lane's access (in its buffer, or in shared memory)
 
 
-def array_names(trace: Trace, space: np.ndarray, buffer: np.ndarray, offset: np.ndarray) -> np.ndarray:
-    """The kernel parameter or __shared__ variable each access falls in."""
-    space, buffer, offset = np.asarray(space), np.asarray(buffer), np.asarray(offset)
-    names = np.full(space.shape, "extern __shared__", dtype=object)
-    for b, name in trace.buffers.items():
-        names[(space == 0) & (buffer == b)] = name
-    for v in trace.shared_variables:
-        names[(space == 1) & (offset >= v.offset) & (offset < v.offset + v.size)] = v.name
-    return names
-
-
 def async_copy_pcs(records: np.ndarray) -> np.ndarray:
     """The instructions (pcs) of asynchronous copies (cp.async) among trace records: one instruction that both reads
     global memory and writes shared memory."""
@@ -61,37 +54,19 @@ def async_copy_pcs(records: np.ndarray) -> np.ndarray:
     return np.intersect1d(records["pc"][global_loads], records["pc"][shared_stores])
 
 
-def requests(trace: Trace, space: str | None = None) -> list[Request]:
-    """The trace's accesses as warp requests, in order of block, warp and program order. An
-    asynchronous copy still in flight at a barrier is recorded again after it (so that the race
-    check sees its store in every interval it spans); it is one request, counted once."""
-    r = trace.records
-    r = r[r["repeat"] == 0]
-    if space is not None:
-        r = r[r["space"] == SPACES.index(space)]
-    if r.size == 0:
-        return []
-    df = pd.DataFrame({k: r[k] for k in ("block", "thread", "warp", "lane", "epoch", "warp_epoch", "seq", "pc",
-                                         "space", "op")})
-    # The n-th time a thread executes an instruction between two barriers: the lanes of a warp
-    # running the same loop line up by it. An asynchronous copy is one instruction (one pc) that
-    # reads global memory and writes shared memory: its two sides are two requests, one per space.
-    key = ["pc", "space", "op"]
-    df["occurrence"] = df.groupby(["block", "thread", "epoch", "warp_epoch", *key], sort=False).cumcount()
-    gid = df.groupby(["block", "warp", "epoch", "warp_epoch", *key, "occurrence"], sort=False).ngroup().to_numpy()
-    order = np.lexsort((r["lane"], gid))
-    bounds = np.flatnonzero(np.diff(gid[order])) + 1
-    names = array_names(trace, r["space"], r["buffer"], r["offset"])
-    out = []
-    for idx in np.split(order, bounds):
-        i = idx[0]
-        out.append(Request(int(r["block"][i]), int(r["warp"][i]), int(r["epoch"][i]), int(r["line"][i]),
-                           SPACES[int(r["space"][i])], OPS[int(r["op"][i])], int(r["size"][idx].max()),
-                           str(names[i]), r["lane"][idx].astype(int), r["offset"][idx].astype(np.int64)))
-    # program order within a warp: by the lowest lane's position in its own instruction stream
-    seq_of = {id(q): int(r["seq"][idx[0]]) for q, idx in zip(out, np.split(order, bounds))}
-    out.sort(key=lambda q: (q.block, q.warp, seq_of[id(q)]))
-    return out
+def requests(trace: Trace, space: str | None = None, *, block: int | None = None,
+             warp: int | None = None) -> list[Request]:
+    """The trace's accesses as warp requests, in order of block, warp and program order (only those of one
+    space, block or warp when given). An asynchronous copy still in flight at a barrier is recorded again
+    after it (so that the race check sees its store in every interval it spans); it is one request, counted
+    once. A request is the n-th execution of one instruction by the lanes of one warp between the same
+    barriers (and warp collectives); its lanes ascending. (The grouping: request_table.request_table.)"""
+    t = request_table(trace, space, block, warp)
+    bounds = t.starts.tolist()
+    return [Request(block_, warp_, epoch, line, SPACES[space_], OPS[op], size, array, t.lanes[a:b], t.offsets[a:b])
+            for block_, warp_, epoch, line, space_, op, size, array, a, b in zip(
+                t.block.tolist(), t.warp.tolist(), t.epoch.tolist(), t.line.tolist(), t.space.tolist(),
+                t.op.tolist(), t.size.tolist(), t.array.tolist(), bounds[:-1], bounds[1:])]
 
 
 @dataclass(frozen=True)
@@ -147,20 +122,23 @@ def sectors(req: Request) -> tuple[int, int]:
 
 def per_line(trace: Trace) -> pd.DataFrame:
     """Per source line and kind of access: requests, and what they cost."""
-    rows = []
-    for q in requests(trace):
-        row = {"line": q.line, "space": q.space, "op": q.op, "array": q.array, "bytes per lane": q.size,
-               "lanes": q.lanes.size}
-        if q.space == "global":
-            got, ideal = sectors(q)
-            row.update({"sectors": got, "ideal sectors": ideal})
-        else:
-            b = banks(q)
-            row.update({"wavefronts": b.wavefronts, "ideal wavefronts": b.ideal, "max ways": b.ways})
-        rows.append(row)
-    if not rows:
+    t = request_table(trace)
+    if len(t) == 0:
         return pd.DataFrame()
-    df = pd.DataFrame(rows)
+    is_global = t.space == SPACES.index("global")
+    columns = {"line": t.line, "space": np.array(SPACES, object)[t.space], "op": np.array(OPS, object)[t.op],
+               "array": t.array, "bytes per lane": t.size, "lanes": np.diff(t.starts)}
+    if is_global.any():
+        touched, fewest = sector_counts(t)
+        columns.update({"sectors": touched, "ideal sectors": fewest})
+    if not is_global.all():
+        b = bank_counts(t)
+        columns.update({"wavefronts": b.wavefronts, "ideal wavefronts": b.ideal, "max ways": b.ways})
+    for name, where in (("sectors", is_global), ("ideal sectors", is_global), ("wavefronts", ~is_global),
+                        ("ideal wavefronts", ~is_global), ("max ways", ~is_global)):
+        if name in columns and not where.all():   # NaN where the column does not apply (the other space)
+            columns[name] = np.where(where, columns[name], np.nan)
+    df = pd.DataFrame(columns)
     agg = {"lanes": "mean"}
     total = lambda s: s.sum(min_count=1)  # NaN, not 0, where the column does not apply (the other space)
     for col, how in (("sectors", total), ("ideal sectors", total), ("wavefronts", total),
@@ -263,21 +241,24 @@ def clock_races(trace: Trace) -> list[Race]:
     return out
 
 
-def shared_words(trace: Trace) -> pd.DataFrame:
-    """Every word of shared memory each access touches, one row per (access, word), with its block, thread,
-    warp, barrier epoch, line and op: what races, unwritten reads and the barriers a write-it check reads."""
+WORD_COLUMNS = ("block", "thread", "warp", "epoch", "warp_epoch", "seq", "line", "op", "space", "word", "offset")
+
+
+def _shared_word_columns(trace: Trace) -> dict[str, np.ndarray]:
     r = trace.records[np.isin(trace.records["space"], (1, 2))]
-    if r.size == 0:
-        return pd.DataFrame(columns=["block", "thread", "warp", "epoch", "warp_epoch", "seq", "line", "op",
-                                     "space", "word", "offset"])
     nwords = np.maximum(1, r["size"] // BANK_BYTES)
     rep = np.repeat(np.arange(r.size), nwords)
     first = (r["offset"] // BANK_BYTES)[rep]
     within = np.arange(rep.size) - np.repeat(np.cumsum(nwords) - nwords, nwords)
-    return pd.DataFrame({"block": r["block"][rep], "thread": r["thread"][rep], "warp": r["warp"][rep],
-                         "epoch": r["epoch"][rep], "warp_epoch": r["warp_epoch"][rep], "seq": r["seq"][rep],
-                         "line": r["line"][rep], "op": r["op"][rep], "space": r["space"][rep],
-                         "word": first + within, "offset": r["offset"][rep]})
+    return {k: first + within if k == "word" else r[k][rep] for k in WORD_COLUMNS}
+
+
+def shared_words(trace: Trace) -> pd.DataFrame:
+    """Every word of shared memory each access touches, one row per (access, word), with its block, thread,
+    warp, barrier epoch, line and op: what races, unwritten reads and the barriers a write-it check reads."""
+    if not np.isin(trace.records["space"], (1, 2)).any():
+        return pd.DataFrame(columns=list(WORD_COLUMNS))
+    return pd.DataFrame(_shared_word_columns(trace))
 
 
 def races(trace: Trace, limit: int = 20) -> list[Race]:
@@ -293,34 +274,81 @@ def races(trace: Trace, limit: int = 20) -> list[Race]:
 
 
 def _epoch_races(trace: Trace, limit: int) -> list[Race]:
-    w = shared_words(trace)
-    found: dict[tuple, Race] = {}
-    keys = ["block", "epoch", "space", "word"]
-    w["writes"] = w["op"] != 0
-    summary = w.groupby(keys).agg(threads=("thread", "nunique"), writes=("writes", "any"))
-    candidates = summary[(summary["threads"] > 1) & summary["writes"]].index
-    if len(candidates) == 0:
+    """Per shared word and barrier interval touched by two threads, one writing (in order of block, epoch, space,
+    word): its first write, in program order, that another thread's access does not follow in order, with the
+    first such access. Two accesses are ordered when one thread made both, when they are lanes of one warp with
+    a warp collective between them, or when both are atomics. The first `limit` different (lines, ops) found."""
+    w = _shared_word_columns(trace)
+    _, first, partner = _first_unordered(w)
+    if first.size == 0 or limit <= 0:
         return []
-    w = w.set_index(keys).loc[candidates].reset_index()
-    for (block, epoch, space, word), g in w.groupby(keys, sort=True):
-        writers = g[g["op"] != 0]
-        for wr in writers.itertuples():
-            others = g[g["thread"] != wr.thread]
-            # lanes of one warp separated by a warp collective are ordered; two atomics never race
-            unordered = others[~((others["warp"] == wr.warp) & (others["warp_epoch"] != wr.warp_epoch))]
-            unordered = unordered[~((unordered["op"] == 2) & (wr.op == 2))]
-            if unordered.empty:
-                continue
-            o = unordered.iloc[0]
-            key = (int(wr.line), int(o.line), OPS[int(wr.op)], OPS[int(o.op)])
-            if key not in found:
-                name = str(array_names(trace, [space], [-1], [int(wr.offset)])[0])
-                found[key] = Race(int(block), int(epoch), name, int(word), (int(wr.thread), int(wr.line), OPS[int(wr.op)]),
-                                  (int(o.thread), int(o.line), OPS[int(o.op)]))
-            break
-        if len(found) >= limit:
-            break
-    return list(found.values())
+    # the first race of each (lines, ops), in the order found
+    kinds = np.stack([w["line"][first], w["line"][partner], w["op"][first], w["op"][partner]]).astype(np.int64)
+    _, new_kind = np.unique(kinds, axis=1, return_index=True)
+    out = []
+    for k in np.sort(new_kind)[:limit].tolist():
+        i, j = int(first[k]), int(partner[k])
+        name = str(array_names(trace, [w["space"][i]], [-1], [int(w["offset"][i])])[0])
+        out.append(Race(int(w["block"][i]), int(w["epoch"][i]), name, int(w["word"][i]),
+                        (int(w["thread"][i]), int(w["line"][i]), OPS[int(w["op"][i])]),
+                        (int(w["thread"][j]), int(w["line"][j]), OPS[int(w["op"][j])])))
+    return out
+
+
+def _first_unordered(w: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For each candidate group (a block, epoch, space and word that several threads touch, one writing), in
+    order, leaving out those whose writes are all ordered: its index among the candidates, its first write with
+    an unordered partner and that partner's first access (rows of `w`)."""
+    n = w["word"].size
+    nothing = (np.zeros(0, np.int64),) * 3
+    if n == 0:
+        return nothing
+    order, new = sorted_runs([w["block"], w["epoch"], w["space"], w["word"]])   # rows in program order inside
+    starts = np.flatnonzero(new)
+    thread, op = w["thread"][order].astype(np.int64), w["op"][order]
+    several = np.maximum.reduceat(thread, starts) != np.minimum.reduceat(thread, starts)
+    writes = np.add.reduceat((op != 0).astype(np.int64), starts) > 0
+    candidate = several & writes
+    if not candidate.any():
+        return nothing
+    keep = np.repeat(candidate, np.diff(np.r_[starts, n]))
+    rows = order[keep]                                     # the candidates' rows, group after group
+    group = (np.cumsum(new) - 1)[keep]
+    group = np.cumsum(np.r_[True, group[1:] != group[:-1]]) - 1
+    m, none = rows.size, rows.size                         # positions 0..m-1; `none` means no such row
+    pos = np.arange(m)
+    thread, warp = w["thread"][rows].astype(np.int64), w["warp"][rows].astype(np.int64)
+    warp_epoch, op = w["warp_epoch"][rows].astype(np.int64), w["op"][rows]
+    atomic = op == 2
+    groups = int(group[-1]) + 1
+
+    def firsts(sub: np.ndarray, size: int, value: np.ndarray, eligible: np.ndarray):
+        """Per subset: its first eligible row, that row's value, and its first eligible row of another value."""
+        first = np.full(size, none)
+        np.minimum.at(first, sub[eligible], pos[eligible])
+        v0 = np.where(first < none, value[np.minimum(first, m - 1)], -1)
+        other = eligible & (value != v0[sub])
+        second = np.full(size, none)
+        np.minimum.at(second, sub[other], pos[other])
+        return first, v0, second
+
+    # (a) another warp's access: unordered unless both are atomics
+    # (b) another lane of the same warp, with no warp collective between (same warp epoch), unless both atomics
+    by_lanes, new_set = sorted_runs([group, warp, warp_epoch])
+    lane_set = np.empty(m, np.int64)
+    lane_set[by_lanes] = np.cumsum(new_set) - 1
+    partner = np.full(m, none)
+    for eligible, writer in ((np.ones(m, bool), (op != 0) & ~atomic), (~atomic, atomic)):
+        a1, a_warp, a2 = firsts(group, groups, warp, eligible)
+        b1, b_thread, b2 = firsts(lane_set, int(lane_set.max()) + 1, thread, eligible)
+        a = np.where(a_warp[group] != warp, a1[group], a2[group])
+        b = np.where(b_thread[lane_set] != thread, b1[lane_set], b2[lane_set])
+        partner = np.where(writer, np.minimum(a, b), partner)
+    writer = np.full(groups, none)
+    has = partner < none
+    np.minimum.at(writer, group[has], pos[has])
+    hit = np.flatnonzero(writer < none)
+    return hit, rows[writer[hit]], rows[partner[writer[hit]]]
 
 
 @dataclass(frozen=True)

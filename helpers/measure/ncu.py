@@ -25,6 +25,7 @@ import numpy as np
 
 from helpers.core import configs
 from helpers.measure import memory
+from helpers.measure import request_table
 from helpers.core import stages
 from helpers.core import results_files
 from helpers.measure import trace
@@ -92,18 +93,26 @@ def _emulator_counts(case: Case, source: str) -> tuple[tuple[str, float], ...]:
     t = trace.capture_variant(case.variant, case.config, SIZE, SIZE, SIZE, blocks=range(g[0] * g[1] * g[2]))
     if t.dropped:
         raise RuntimeError(f"{case.label}: the trace overflowed; use a smaller SIZE")
+    return tuple(trace_counts(_without_async_copy_stores(t)).items())
+
+
+def trace_counts(t: trace.Trace) -> dict[str, float]:
+    """The METRICS of every request of a trace, as the emulator counts them (all requests at once:
+    request_table; the same as summing memory.sectors and memory.banks over memory.requests)."""
+    table = request_table.request_table(t)
+    is_global = table.space == trace.SPACES.index("global")
+    is_load = table.op == trace.OPS.index("load")
+    touched, _ = request_table.sector_counts(table)
+    banks = request_table.bank_counts(table)
     counts = {k: 0.0 for k in METRICS}
-    for q in memory.requests(_without_async_copy_stores(t)):
-        kind = "load" if q.op == "load" else "store"
-        if q.space == "global":
-            counts[f"global {kind} requests"] += 1
-            counts[f"global {kind} sectors"] += memory.sectors(q)[0]
-        else:
-            b = memory.banks(q)
-            counts[f"shared {kind} requests"] += 1
-            counts[f"shared {kind} wavefronts"] += b.wavefronts
-            counts[f"shared {kind} bank conflicts"] += b.excess
-    return tuple(counts.items())
+    for kind, of_kind in (("load", is_load), ("store", ~is_load)):
+        g, s = of_kind & is_global, of_kind & ~is_global
+        counts[f"global {kind} requests"] = float(g.sum())
+        counts[f"global {kind} sectors"] = float(touched[g].sum())
+        counts[f"shared {kind} requests"] = float(s.sum())
+        counts[f"shared {kind} wavefronts"] = float(banks.wavefronts[s].sum())
+        counts[f"shared {kind} bank conflicts"] = float((banks.wavefronts - banks.ideal)[s].sum())
+    return counts
 
 
 def _without_async_copy_stores(t: trace.Trace) -> trace.Trace:
@@ -137,13 +146,29 @@ def wide_shared_loads(sass: str, kernel: str) -> list[str]:
     m = re.search(r"(\w+)\s*(?:<([^>]*)>)?\s*\(", kernel)  # "void sgemm<32>(int, ...)" -> sgemm, 32
     name, args = m.group(1), m.group(2)
     mangled_args = "".join(f"Li{a.strip()}E" for a in args.split(",")) if args else ""
-    out, inside = [], False
+    # the function's header is mangled: _Z17sgemm_smem_tilingILi32EEv...
+    return [w for header, wide in _wide_per_function(sass)
+            if f"{len(name)}{name}" in header and (not mangled_args or f"I{mangled_args}E" in header) for w in wide]
+
+
+_WIDE = re.compile(r"\b(LDS|STS)\.(64|128)\b")
+
+
+@functools.lru_cache(maxsize=4)
+def _wide_per_function(sass: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """(the `Function :` line, its wide shared-memory instructions) of each function in the SASS, in order: read
+    once per SASS text, however many kernels are looked up in it."""
+    out, header, wide = [], None, []
     for line in sass.splitlines():
-        if "Function :" in line:  # mangled: _Z17sgemm_smem_tilingILi32EEv...
-            inside = f"{len(name)}{name}" in line and (not mangled_args or f"I{mangled_args}E" in line)
-        elif inside and re.search(r"\b(LDS|STS)\.(64|128)\b", line):
-            out.append(line.strip())
-    return out
+        if "Function :" in line:
+            if header is not None:
+                out.append((header, tuple(wide)))
+            header, wide = line, []
+        elif header is not None and ("LDS." in line or "STS." in line) and _WIDE.search(line):
+            wide.append(line.strip())
+    if header is not None:
+        out.append((header, tuple(wide)))
+    return tuple(out)
 
 
 def profiled_cases(log: str) -> list[Case]:

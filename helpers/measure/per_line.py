@@ -10,15 +10,17 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from helpers.core.kernel_source import strip_comments, template_base
+from helpers.core.kernel_source import template_base
 from helpers.core.paths import ROOT
-from helpers.measure import memory
+import numpy as np
+
+from helpers.measure import request_table
 from helpers.measure import trace as trace_mod
 
 
 def _kernel_lines(tr: trace_mod.Trace) -> range:
     """Line numbers of the traced kernel's definition, template line to closing brace."""
-    lines = strip_comments(tr.source.text).splitlines()
+    lines = tr.source.stripped.splitlines()
     name = template_base(tr.kernel)
     start = next((i for i, t in enumerate(lines) if "__global__" in t
                   and re.search(rf"\b{re.escape(name)}\s*\(", "\n".join(lines[i:i + 3]))), None)
@@ -113,26 +115,26 @@ def per_line_view(tr: trace_mod.Trace) -> PerLineView:
     """The kernel's source lines, each with the totals of the traced blocks' requests made there:
     shared requests, wavefronts (and the conflict-free minimum), the worst conflict; global
     requests and 32-byte sectors (and the fewest the bytes fit in)."""
-    totals: dict[int, dict] = {}
-    for q in memory.requests(tr):
-        t = totals.setdefault(q.line, {"shared requests": 0, "wavefronts": 0, "ideal wavefronts": 0, "max ways": 0,
-                                       "global requests": 0, "sectors": 0, "ideal sectors": 0, "accesses": []})
-        if q.space == "global":
-            got, ideal = memory.sectors(q)
-            t["global requests"] += 1
-            t["sectors"] += got
-            t["ideal sectors"] += ideal
-        else:
-            b = memory.banks(q)
-            t["shared requests"] += 1
-            t["wavefronts"] += b.wavefronts
-            t["ideal wavefronts"] += b.ideal
-            t["max ways"] = max(t["max ways"], b.ways)
-        kind = f"{'ld' if q.op == 'load' else 'st' if q.op == 'store' else 'atom'} {q.array}"
-        if kind not in t["accesses"]:
-            t["accesses"].append(kind)
+    t = request_table.request_table(tr)
+    is_global = t.space == trace_mod.SPACES.index("global")
+    touched, fewest = request_table.sector_counts(t)
+    banks = request_table.bank_counts(t)
+    busy, at = np.unique(t.line, return_inverse=True)
+    per_line = lambda values, where: np.bincount(at, np.where(where, values, 0), busy.size).astype(np.int64)  # noqa: E731
+    sums = {"shared requests": per_line(1, ~is_global), "wavefronts": per_line(banks.wavefronts, ~is_global),
+            "ideal wavefronts": per_line(banks.ideal, ~is_global), "max ways": np.zeros(busy.size, np.int64),
+            "global requests": per_line(1, is_global), "sectors": per_line(touched, is_global),
+            "ideal sectors": per_line(fewest, is_global)}
+    np.maximum.at(sums["max ways"], at, np.where(is_global, 0, banks.ways))
+    totals = {line: {k: int(v[i]) for k, v in sums.items()} | {"accesses": []} for i, line in enumerate(busy.tolist())}
+    # the kinds of access on each line, in the order the requests first make them
+    names, name_at = np.unique(t.array.astype(str), return_inverse=True)
+    _, first = np.unique((at * 3 + t.op) * max(1, names.size) + name_at, return_index=True)
+    for i in np.sort(first).tolist():
+        op = t.op[i]
+        totals[int(t.line[i])]["accesses"].append(f"{'ld' if op == 0 else 'st' if op == 1 else 'atom'} {t.array[i]}")
     lines = sorted(set(_kernel_lines(tr)) | set(totals))
-    text, code = tr.source.text.splitlines(), strip_comments(tr.source.text).splitlines()
+    text, code = tr.source.text.splitlines(), tr.source.stripped.splitlines()
     rows = []
     for n in lines:
         t = totals.get(n, {"shared requests": 0, "wavefronts": 0, "ideal wavefronts": 0, "max ways": 0,

@@ -101,7 +101,8 @@ def _lines(program: emulator.Program, pcs: np.ndarray) -> dict[int, int]:
 
 def _expand(raw: RawTrace, program: emulator.Program) -> np.ndarray:
     r = raw.records
-    out = np.zeros(r.size, dtype=[("block", "<u4"), ("thread", "<u2"), ("warp", "<u2"), ("lane", "u1"),
+    out = np.empty(r.size, dtype=[  # every field is written below
+                                  ("block", "<u4"), ("thread", "<u2"), ("warp", "<u2"), ("lane", "u1"),
                                   ("epoch", "<u4"), ("warp_epoch", "<u4"), ("seq", "<u4"), ("pc", "<u8"),
                                   ("line", "<i4"), ("space", "u1"), ("buffer", "i1"), ("offset", "<i8"),
                                   ("size", "u1"), ("op", "u1"), ("repeat", "u1")])
@@ -110,8 +111,9 @@ def _expand(raw: RawTrace, program: emulator.Program) -> np.ndarray:
         out[name] = r[name]
     out["warp"] = r["thread"] // WARP
     out["lane"] = r["thread"] % WARP
-    lines = _lines(program, r["pc"])
-    out["line"] = [lines.get(int(p), 0) for p in r["pc"]]
+    pcs, at = np.unique(r["pc"], return_inverse=True)
+    lines = _lines(program, pcs)
+    out["line"] = np.array([lines.get(int(p), 0) for p in pcs], dtype=np.int64)[at.ravel()] if pcs.size else 0
     # events and race records where the runtime knew the call's line carry it in the offset's high 32 bits
     known = (r["op"] >= min(EVENTS)) & ((r["offset"] >> 32) > 0)
     out["line"][known] = r["offset"][known] >> 32
@@ -138,8 +140,9 @@ def capture(path, name_expression: str, grid, block, args, blocks=None, shared_m
             itemsize[b] = entry.params[i].pointee_size or args[i].itemsize
     records = _expand(raw, program)
     is_event = records["op"] >= min(EVENTS)
-    return Trace(name_expression, source, grid, block, blocks, records[~is_event], buffers, itemsize,
-                 raw.shared, raw.dropped, records[is_event], int(shared_mem))
+    accesses, events = (records[~is_event], records[is_event]) if is_event.any() else (records, records[:0].copy())
+    return Trace(name_expression, source, grid, block, blocks, accesses, buffers, itemsize, raw.shared, raw.dropped,
+                 events, int(shared_mem))
 
 
 def capture_variant(variant: Variant, config: KernelConfig | None = None, M: int = 128, N: int = 128,

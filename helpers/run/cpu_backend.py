@@ -3,6 +3,8 @@ once NVRTC has compiled it as for a GPU (build()): the emulator runs what a GPU 
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import re
 
 import numpy as np
@@ -35,8 +37,31 @@ def device_info() -> DeviceInfo:
                       shared_per_block_kib=MAX_SHARED_PER_BLOCK / 1024)
 
 
+# Which build compile() makes, per thread: the emulator's optimized build, or its trace build (unoptimized, every
+# access checked by a call into the runtime: the same checks and results, compiled in a fraction of the time and
+# run slower), for callers that run only small problems (the tile explorer: see quick_builds).
+_BUILD = contextvars.ContextVar("tbt_emulator_build", default="inline")
+
+
+@contextlib.contextmanager
+def quick_builds():
+    """Within it (on this thread), kernels are compiled as the emulator's trace builds, which tracing the same
+    kernel needs anyway: one build per kernel instead of two, at a fraction of the optimized build's compile
+    time. Right for small problems only (an unoptimized build runs several times slower)."""
+    token = _BUILD.set("trace")
+    try:
+        yield
+    finally:
+        _BUILD.reset(token)
+
+
+def build_kind() -> str:
+    """The build compile() makes on this thread ("inline": optimized; "trace": see quick_builds)."""
+    return _BUILD.get()
+
+
 def compile(source: KernelSource, name_expressions: tuple[str, ...]):
-    return build(source, name_expressions)
+    return build(source, name_expressions, checks=_BUILD.get())
 
 
 def build(source: KernelSource, name_expressions: tuple[str, ...], checks: str = "inline"):
@@ -44,6 +69,10 @@ def build(source: KernelSource, name_expressions: tuple[str, ...], checks: str =
     a GPU (helpers.core.arch.DEFAULT_ARCH; sm_90a for wgmma): the emulator runs exactly what a GPU
     compiler accepts, and where NVRTC refuses, its message is the one the learner sees."""
     nvrtc = check_gpu_compiles(source, name_expressions)
+    if checks == "trace" and len(name_expressions) == 1:
+        ahead = _BUILT_AHEAD.get((source, tuple(source.local_headers().values()), name_expressions[0], nvrtc))
+        if ahead is not None:
+            return ahead
     try:   # built from what NVRTC compiled: its macros, the same branches of every #if (helpers/emulator/same_code.py)
         return emulator.build(source, name_expressions, checks=checks, nvrtc=nvrtc)
     except KernelCompileError as e:
@@ -51,6 +80,29 @@ def build(source: KernelSource, name_expressions: tuple[str, ...], checks: str =
         if not hint:
             raise
         raise KernelCompileError(str(e) + hint) from None
+
+
+# Trace builds made for several instantiations at once (build_ahead): (source, its headers' text, name expression,
+# what NVRTC saw) -> the program that holds it among others.
+_BUILT_AHEAD: dict = {}
+
+
+def build_ahead(source: KernelSource, name_expressions: tuple[str, ...]) -> bool:
+    """One trace build (see quick_builds) of several instantiations, which a later build(..., checks="trace") of
+    any one of them returns (once NVRTC has passed that one): one compiler run for all instead of one each (the
+    tile explorer's neighbouring settings). False, and nothing kept, when the compiler refuses any of them (each
+    is then built alone, with its own message). The build takes what NVRTC saw of the first (its macros and the
+    branches of every #if, which the preprocessor decides whatever the instantiation); a later build() returns it
+    only where NVRTC saw the same of the one it asks for."""
+    try:
+        nvrtc = check_gpu_compiles(source, tuple(name_expressions[:1]))
+        program = emulator.build(source, tuple(name_expressions), checks="trace", nvrtc=nvrtc)
+    except KernelCompileError:
+        return False
+    headers = tuple(source.local_headers().values())
+    for expr in name_expressions:
+        _BUILT_AHEAD[(source, headers, expr, nvrtc)] = program
+    return True
 
 
 # g++'s words for a kernel's global name that the C library's headers (included by the emulator's

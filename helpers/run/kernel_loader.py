@@ -119,12 +119,14 @@ def load_kernel(path, name_expression: str) -> Kernel:
     source.require_kernel(name_expression)
     bk = backend.current()
     headers = tuple(source.local_headers().values())
-    return Kernel(source, name_expression, _compile(bk.NAME, source, (name_expression,), headers), bk)
+    kind = bk.build_kind() if hasattr(bk, "build_kind") else ""   # the emulator's optimized or quick build
+    return Kernel(source, name_expression, _compile(bk.NAME, kind, source, (name_expression,), headers), bk)
 
 
 @functools.lru_cache(maxsize=256)
-def _compile(backend_name: str, source: KernelSource, name_expressions: tuple[str, ...], headers: tuple[str, ...]):
+def _compile(backend_name: str, kind: str, source: KernelSource, name_expressions: tuple[str, ...],
+             headers: tuple[str, ...]):
     """Cached on the file's text and the text of the headers beside it that it includes (an edit
-    to either compiles again)."""
+    to either compiles again), and on the kind of build."""
     return backend.current().compile(source, name_expressions)
 

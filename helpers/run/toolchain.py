@@ -4,6 +4,7 @@ to PTX for an architecture and reading what `ptxas -v` says it costs.
 
 from __future__ import annotations
 import ctypes
+import dataclasses
 import functools
 import importlib.util
 import os
@@ -11,12 +12,13 @@ import re
 import shutil
 import subprocess
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from helpers.core.errors import CourseError, KernelCompileError
 from helpers.core.kernel_source import KernelSource
 from helpers.core.arch import DEFAULT_ARCH, arch_name
-from helpers.emulator import same_code
+from helpers.emulator import build_cache, same_code
 
 NVRTC_OPTIONS = ("--std=c++17", "-lineinfo")
 
@@ -196,6 +198,55 @@ def nvrtc_ptx(source: str, name_expression: str, arch: str = DEFAULT_ARCH,
         lib.nvrtcDestroyProgram(ctypes.byref(prog))
 
 
+_PTX: dict = {}   # (source, filename, arch, include dirs, headers' text, name expression) -> (PTX, lowered name)
+_PTX_LOCK = threading.Lock()
+_PTX_KEPT = 16
+
+
+def _ptx(lib, prog) -> str:
+    size = ctypes.c_size_t()
+    lib.nvrtcGetPTXSize(prog, ctypes.byref(size))
+    ptx = ctypes.create_string_buffer(size.value)
+    _check(lib, lib.nvrtcGetPTX(prog, ptx), "nvrtcGetPTX")
+    return ptx.value.decode(errors="replace")
+
+
+def _keep_ptx(lib, prog, ptx: str, key: tuple, name_expressions: tuple[str, ...]) -> None:
+    """The PTX of a program the source check compiled, for ptxas_info's kernel (the same source, headers, options
+    and architecture give the same PTX): the last few, in memory."""
+    with _PTX_LOCK:
+        for expr in name_expressions:
+            lowered = ctypes.c_char_p()
+            _check(lib, lib.nvrtcGetLoweredName(prog, expr.encode(), ctypes.byref(lowered)), "nvrtcGetLoweredName")
+            _PTX[(*key, expr)] = (ptx, lowered.value.decode())
+        while len(_PTX) > _PTX_KEPT:
+            _PTX.pop(next(iter(_PTX)))
+
+
+def _fingerprint(lib) -> list:
+    """What an NVRTC result depends on besides the source and the options: the library and its version, and the
+    CUDA headers it is given, so that an updated wheel or toolkit is a new key."""
+    return [_stamps((lib._name,)), list(_nvrtc_version(lib)), list(NVRTC_OPTIONS), _header_stamps()]
+
+
+def _stamps(paths) -> list:
+    out = []
+    for p in paths:
+        try:
+            st = os.stat(p)
+            out.append([str(p), st.st_size, st.st_mtime_ns])
+        except OSError:
+            out.append([str(p), None, None])
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def _header_stamps() -> list:
+    """Size and modification time of every header in the CUDA include folders NVRTC is given (once a process)."""
+    dirs = [Path(o.split("=", 1)[1]) for o in cuda_include_options()]
+    return [str(d) for d in dirs] + _stamps(sorted(p for d in dirs for p in d.rglob("*") if p.is_file()))
+
+
 # ---- what a GPU compiler accepts (the CPU emulator runs nothing else) ------------------------------
 _NVRTC_LOCATION = re.compile(r"(?m)^(\S*?\.cu)\((\d+)\):")
 
@@ -224,29 +275,36 @@ class NvrtcVerdict:
 @functools.lru_cache(maxsize=256)
 def _nvrtc_verdict(source: str, filename: str, name_expressions: tuple[str, ...], arch: str,
                    include_dirs: tuple[Path, ...], headers: tuple[tuple[str, str], ...],
-                   included: tuple[str, ...]) -> NvrtcVerdict:
+                   included: tuple[str, ...], local: tuple[str, ...] | None) -> NvrtcVerdict:
     """NVRTC's verdict on the kernel. `headers`: (name, marked text) of the learner's headers, put first on the
-    include path; `included`: the text of every header it includes, so that an edited header is a new key."""
+    include path; `included`: the text of every header it includes, so that an edited header is a new key.
+    Kept on disk too (build_cache.remembered), keyed by all of that and the toolchain. `local`: the text of the
+    headers it includes directly (KernelSource.local_headers), under which the PTX of a kernel that compiled is
+    kept for ptxas_info; None where what NVRTC compiled was marked (same_code), which ptxas is never asked about."""
     lib = _nvrtc_alone()
-    with tempfile.TemporaryDirectory(prefix="tbt_nvrtc_") as tmp:
-        for name, text in headers:
-            (Path(tmp) / name).parent.mkdir(parents=True, exist_ok=True)
-            (Path(tmp) / name).write_text(text)
-        dirs = ((Path(tmp),) if headers else ()) + include_dirs
-        prog, result, log = _compile_program(lib, source, filename, name_expressions, arch, dirs)
-    try:
-        branches = same_code.reached(log)
-        if result != 0:
-            return NvrtcVerdict(log, branches, (), "")
-        size = ctypes.c_size_t()
-        lib.nvrtcGetPTXSize(prog, ctypes.byref(size))
-        ptx = ctypes.create_string_buffer(size.value)
-        _check(lib, lib.nvrtcGetPTX(prog, ptx), "nvrtcGetPTX")
-        externs = tuple(sorted(set(_EXTERN_FUNC.findall(ptx.value.decode(errors="replace")))
-                               - DEVICE_RUNTIME_FUNCTIONS))
-        return NvrtcVerdict(None, branches, externs, log)
-    finally:
-        lib.nvrtcDestroyProgram(ctypes.byref(prog))
+
+    def verdict() -> dict:
+        with tempfile.TemporaryDirectory(prefix="tbt_nvrtc_") as tmp:
+            for name, text in headers:
+                (Path(tmp) / name).parent.mkdir(parents=True, exist_ok=True)
+                (Path(tmp) / name).write_text(text)
+            dirs = ((Path(tmp),) if headers else ()) + include_dirs
+            prog, result, log = _compile_program(lib, source, filename, name_expressions, arch, dirs)
+        try:
+            branches = sorted(same_code.reached(log))
+            if result != 0:
+                return {"log": log, "branches": branches, "externs": [], "warnings": ""}
+            ptx = _ptx(lib, prog)
+            if local is not None:   # what ptxas will be asked about next (resources): kept, not compiled again
+                _keep_ptx(lib, prog, ptx, (source, filename, arch, include_dirs, local), name_expressions)
+            externs = sorted(set(_EXTERN_FUNC.findall(ptx)) - DEVICE_RUNTIME_FUNCTIONS)
+            return {"log": None, "branches": branches, "externs": externs, "warnings": log}
+        finally:
+            lib.nvrtcDestroyProgram(ctypes.byref(prog))
+
+    v = build_cache.remembered("nvrtc", [_fingerprint(lib), source, filename, name_expressions, arch,
+                                         [str(d) for d in include_dirs], headers, included], verdict)
+    return NvrtcVerdict(v["log"], frozenset(v["branches"]), tuple(v["externs"]), v["warnings"])
 
 
 def check_gpu_compiles(source: KernelSource, name_expressions: tuple[str, ...],
@@ -268,8 +326,9 @@ def check_gpu_compiles(source: KernelSource, name_expressions: tuple[str, ...],
     headers = tuple((f.name, f'#line 1 "{f.name}"\n' + same_code.mark(f.text, f.index)) for f in files[1:]) \
         if marked else ()
     try:
+        local = tuple(source.local_headers().values())
         verdict = _nvrtc_verdict(text, source.path.name, tuple(name_expressions), target, source.include_dirs,
-                                 headers, (*source.local_headers().values(), *(f.text for f in files[1:])))
+                                 headers, (*local, *(f.text for f in files[1:])), None if marked else local)
     except ToolchainMissingError as e:
         raise ToolchainMissingError(f"The CPU emulator runs only kernels that NVRTC, CUDA's compiler, accepts, "
                                     f"and asks it first. {e}") from None
@@ -358,8 +417,21 @@ def parse_ptxas(log: str) -> dict[str, PtxasInfo]:
 @functools.lru_cache(maxsize=128)
 def _ptxas_cached(source: str, filename: str, name_expression: str, arch: str,
                   include_dirs: tuple[Path, ...], headers: tuple[str, ...]) -> PtxasInfo:
-    """`headers`: the text of the headers it includes, so that an edited header is a new key."""
-    ptx, lowered = nvrtc_ptx(source, name_expression, arch, filename, include_dirs)
+    """`headers`: the text of the headers it includes, so that an edited header is a new key. Kept on disk too
+    (build_cache.remembered), keyed by all of that and the toolchain."""
+    tc = toolchain()
+    info = build_cache.remembered("ptxas", [_fingerprint(_nvrtc_lib()), str(tc.ptxas), tc.ptxas_release, source,
+                                            filename, name_expression, arch, [str(d) for d in include_dirs], headers],
+                                  lambda: dataclasses.asdict(_run_ptxas(source, filename, name_expression, arch,
+                                                                        include_dirs, headers)))
+    return PtxasInfo(**info)
+
+
+def _run_ptxas(source: str, filename: str, name_expression: str, arch: str,
+               include_dirs: tuple[Path, ...], headers: tuple[str, ...]) -> PtxasInfo:
+    with _PTX_LOCK:
+        kept = _PTX.get((source, filename, arch, include_dirs, headers, name_expression))
+    ptx, lowered = kept or nvrtc_ptx(source, name_expression, arch, filename, include_dirs)
     tc = toolchain()
     with tempfile.TemporaryDirectory(prefix="tbt_ptxas_") as tmp:
         (Path(tmp) / "kernel.ptx").write_text(ptx)

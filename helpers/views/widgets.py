@@ -6,26 +6,29 @@
 
 Tests call the run and draw functions directly; only the panel needs a notebook.
 
-Panels: block_shape_panel (stage 02: block shape of the one-thread-per-element kernels) and
-tile_explorer (any variant: a slider per configuration field; compile, verify, trace, banks,
-sectors, intensity, resources and on a GPU the speed).
+Panels: block_shape_panel (stage 02: block shape of the one-thread-per-element kernels, in
+helpers/views/block_shape.py) and tile_explorer, here (any variant: a slider per configuration field;
+compile, verify, trace, banks, sectors, intensity, resources and on a GPU the speed; on the emulator the
+settings one slider step away are prepared while the learner reads: helpers/views/panels.py).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
-import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from helpers.measure import accesses
 from helpers.core import configs
-from helpers.run import backend
+from helpers.run import backend, cpu_backend
 from helpers.views import figures
 from helpers.core import gpu_specs
 from helpers.core import stages
 from helpers.measure import verify
 from helpers.core.errors import CourseError
+from helpers.core.kernel_source import KernelSource
 from helpers.core.arch import WARP_SIZE
 from helpers.measure.accesses import TRACE_SIZE
 from helpers.measure import bench
@@ -33,187 +36,14 @@ from helpers.measure import intensity
 from helpers.measure import roofline
 from helpers.measure import resources
 from helpers.measure import tuning_space
+from helpers.views import panels
+# the panels' plumbing and stage 02's panel, reachable here as the notebooks and tests call them
+from helpers.views.panels import POWERS_OF_TWO, TIME_SIZE, interactive_output  # noqa: F401
+from helpers.views.block_shape import (BlockShapeResult, block_shape_panel, describe_block_shape,  # noqa: F401
+                                       draw_block_shape, run_block_shape)
 
-# One panel figure is drawn at a time: plt.ioff() saves and restores a process-wide setting, and
-# panel callbacks can run on two threads at once (see interactive_output).
-_DRAW_LOCK = threading.Lock()
-
-
-def interactive_output(run, describe, draw, controls: dict):
-    """The course's panel: `run(**values)` on each settled slider move, its description printed
-    and its figure (if any) drawn. run, describe and draw stay plain functions that tests call.
-
-    The figure is drawn with pyplot's interactive mode off, taken out of pyplot's list of open
-    figures, and only then displayed. Otherwise the inline backend queues it for its post_execute
-    redraw, and in JupyterLab with ipykernel 7 the comm messages of a slider move are handled on
-    two threads (the main shell and a comm subshell), each firing post_execute: the other thread
-    re-rendered and closed the very figure being displayed, and the PNG sent came out blank or
-    partial (tests/e2e/test_browser.py found it)."""
-    import ipywidgets as w
-    import matplotlib.pyplot as plt
-    from IPython.display import display
-
-    def show(**values):
-        result = run(**values)
-        print(describe(result))
-        with _DRAW_LOCK, plt.ioff():
-            fig = draw(result)
-            if fig is not None:
-                plt.close(fig)      # out of pyplot's list: no post_execute hook can render or close it
-                display(fig)
-
-    return w.interactive_output(show, controls)
-
-POWERS_OF_TWO = tuple(2**i for i in range(11))          # 1 .. 1024
-TIME_SIZE = 2048       # on a GPU the panels time M = N = K = 2048
 INTENSITY_SIZE = 4096  # the intensity model is evaluated at M = N = K = 4096
 REFERENCE_GPU = "NVIDIA H200"   # whose datasheet roofs the CPU emulator shows
-
-
-# ---- block shape (stage 02) -----------------------------------------------------------------
-@dataclass(frozen=True)
-class BlockShapeResult:
-    """What one block shape does for one stage 02 kernel."""
-    variant: str
-    block_x: int
-    block_y: int
-    M: int
-    N: int
-    K: int
-    backend: str
-    error: str | None = None                 # the configuration's constraint message, if it broke one
-    grid: tuple[int, int, int] | None = None
-    ok: bool | None = None                   # verified on M x N x K
-    verdict: str = ""
-    sectors: dict = field(default_factory=dict)   # "A" / "B" / "C" -> sectors per warp request (traced)
-    ideal: dict = field(default_factory=dict)     # the fewest sectors the same bytes fit in
-    lines: dict = field(default_factory=dict)     # "A" / "B" / "C" -> source line of the access
-    rows: int = 0                            # rows of C warp 0 stores to (traced)
-    lanes: int = 0                           # active lanes of warp 0
-    warp_map: object = None                  # [row, col] of block 0's tile of C -> warp storing it (traced)
-    time_size: int | None = None
-    median_ms: float | None = None
-    gflops: float | None = None
-
-    @property
-    def threads(self) -> int:
-        return self.block_x * self.block_y
-
-    @property
-    def warps(self) -> int:
-        return -(-self.threads // WARP_SIZE)
-
-    @property
-    def tile(self) -> tuple[int, int]:
-        """(rows, cols) of C one block covers, from the trace."""
-        return tuple(int(n) for n in self.warp_map.shape) if self.warp_map is not None else (0, 0)
-
-
-def run_block_shape(variant_name: str, block_x: int, block_y: int, M: int = 67, N: int = 61, K: int = 53,
-                    time_size: int | None = None) -> BlockShapeResult:
-    """Checks the configuration, verifies the kernel with it on M x N x K (fresh random data),
-    traces block 0 of the kernel file with this block shape (which warp stores which element of
-    C; the sectors of warp 0's requests), and on a GPU times it at time_size^3 (default 2048). Never raises for a broken
-    constraint: the result holds the message."""
-    variant = stages.variant(variant_name)
-    base = dict(variant=variant_name, block_x=block_x, block_y=block_y, M=M, N=N, K=K, backend=backend.name())
-    try:
-        config = variant.config(block_x=block_x, block_y=block_y)
-    except ValueError as e:
-        return BlockShapeResult(**base, error=str(e))
-    check = verify.check(variant, verify.Shape("fresh random data", M, N, K), config)
-    w = accesses.stage02_warp0(variant_name, block_x, block_y)
-    picks = {"A": w.load_a, "B": w.load_b, "C": w.store_c}
-    result = dict(base, grid=config.grid(M, N), ok=check.ok, verdict=check.details(),
-                  sectors={k: round(a.mean_sectors) for k, a in picks.items()},
-                  ideal={k: round(a.mean_ideal) for k, a in picks.items()},
-                  lines={k: a.line for k, a in picks.items()}, rows=w.rows, lanes=w.lanes,
-                  warp_map=accesses.block_tile(variant, config))
-    if backend.name() == "gpu" and check.ok:
-        n = time_size or TIME_SIZE
-        timing, _ = bench.time_variant(variant, n, n, n, config, n_warmup=2, n_repeat=10)
-        result.update(time_size=n, median_ms=timing.median_ms, gflops=timing.tflops(n, n, n) * 1e3)
-    return BlockShapeResult(**result)
-
-
-def describe_block_shape(r: BlockShapeResult) -> str:
-    """The result as a few lines of text."""
-    head = f"{r.variant}, block ({r.block_x}, {r.block_y})"
-    if r.error:
-        return f"{head}: not a valid configuration.\n{r.error}"
-    lines = [f"{head}: {r.threads} threads = {r.warps} warp{'s' if r.warps > 1 else ''} per block; "
-             f"block tile of C: {r.tile[0]} rows x {r.tile[1]} columns; grid {r.grid[:2]} for M={r.M}, N={r.N}."]
-    if r.lanes < WARP_SIZE:
-        lines.append(f"Warp 0 has only {r.lanes} active lanes: {WARP_SIZE - r.lanes} of its 32 do nothing.")
-    lines.append(f"Correctness on {r.M}x{r.N}x{r.K}: {r.verdict}")
-    s, i = r.sectors, r.ideal
-    lines.append(f"Sectors per request of warp 0 (traced from the kernel file, block 0, M=N=K={TRACE_SIZE}): "
-                 f"load A {s['A']}, load B {s['B']}, store C {s['C']}  (the same bytes packed: "
-                 f"{i['A']}, {i['B']}, {i['C']}); warp 0 stores to {r.rows} row{'s' if r.rows > 1 else ''} of C.")
-    if r.median_ms is not None:
-        lines.append(f"GPU time at {r.time_size}^3: {r.median_ms:.3f} ms median = {r.gflops:,.0f} GFLOP/s.")
-    elif r.backend == "cpu":
-        lines.append("Not timed: this is the CPU emulator, whose speed says nothing about a GPU.")
-    return "\n".join(lines)
-
-
-def draw_block_shape(r: BlockShapeResult):
-    """Two panels: the block's tile of C coloured by warp (warp 0 outlined), and the sectors warp 0
-    touches per request against the coalesced ideal. None for an invalid configuration."""
-    if r.error:
-        return None
-    import matplotlib.pyplot as plt
-    import numpy as np
-    from matplotlib.patches import Rectangle
-    from matplotlib.ticker import MaxNLocator
-    rows, cols = r.tile
-    tile = np.ma.masked_less(r.warp_map, 0)                  # [row, col] of C -> warp, traced
-    fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(10, 3.8), gridspec_kw={"width_ratios": [1.2, 1]})
-    ratio = max(rows, cols) / min(rows, cols)
-    ax0.imshow(tile, cmap="tab20", interpolation="nearest", aspect="equal" if ratio <= 16 else "auto",
-               extent=(0, cols, rows, 0), vmin=0, vmax=max(19, r.warps - 1))
-    w0 = np.argwhere(r.warp_map == 0)
-    (r0, c0), (r1, c1) = w0.min(axis=0), w0.max(axis=0)
-    ax0.add_patch(Rectangle((c0, r0), c1 - c0 + 1, r1 - r0 + 1, fill=False, edgecolor="black", linewidth=2))
-    ax0.set_title(f"block tile of C: {rows} x {cols}, {r.warps} warp{'s' if r.warps > 1 else ''} (warp 0 outlined)")
-    ax0.set_xlabel("column of C")
-    ax0.set_ylabel("row of C")
-    labels = [f"load A\nline {r.lines['A']}", f"load B\nline {r.lines['B']}", f"store C\nline {r.lines['C']}"]
-    got, ideal = [r.sectors[m] for m in "ABC"], [r.ideal[m] for m in "ABC"]
-    x = np.arange(3)
-    ax1.bar(x - 0.2, got, 0.4, label="this kernel and block", color="#d95f02")
-    ax1.bar(x + 0.2, ideal, 0.4, label="the same bytes, packed", color="#1b9e77")
-    for xi, g, i in zip(x, got, ideal):
-        ax1.text(xi - 0.2, g + 0.5, str(g), ha="center", fontsize=9)
-        ax1.text(xi + 0.2, i + 0.5, str(i), ha="center", fontsize=9)
-    ax1.set_xticks(x, labels)
-    ax1.set_ylim(0, 42)
-    ax1.set_ylabel("32-byte sectors per warp request")
-    ax1.set_title("sectors per request of warp 0 (traced)")
-    ax1.legend(loc="upper center", ncol=2, fontsize=8)
-    ax0.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax0.yaxis.set_major_locator(MaxNLocator(integer=True))
-    status = "correct" if r.ok else "WRONG"
-    timing = f", {r.gflops:,.0f} GFLOP/s at {r.time_size}^3" if r.gflops is not None else ""
-    fig.suptitle(f"{r.variant}, block ({r.block_x}, {r.block_y}): {status}{timing}", fontsize=11)
-    fig.tight_layout()
-    return fig
-
-
-def block_shape_panel(variant_name: str = "02_naive_coalesced", M: int = 67, N: int = 61, K: int = 53):
-    """Sliders for block_x and block_y (powers of two), a kernel chooser, and the output."""
-    import ipywidgets as w
-
-    names = [v.name for v in stages.stage("02").variants]
-    kernel = w.Dropdown(options=names, value=variant_name, description="kernel")
-    bx = w.SelectionSlider(options=POWERS_OF_TWO, value=32, description="block_x", continuous_update=False)
-    by = w.SelectionSlider(options=POWERS_OF_TWO, value=32, description="block_y", continuous_update=False)
-
-    out = interactive_output(lambda variant_name, block_x, block_y: run_block_shape(variant_name, block_x,
-                                                                                      block_y, M, N, K),
-                             describe_block_shape, draw_block_shape,
-                             {"variant_name": kernel, "block_x": bx, "block_y": by})
-    return w.VBox([w.HBox([kernel, bx, by]), out])
 
 
 # ---- tile explorer (any variant) --------------------------------------------------------------
@@ -288,6 +118,18 @@ def run_tile_config(variant_name: str = "03_smem_tiling", M: int = 67, N: int = 
     file on M x N x K with fresh random data, traces block 0 at trace_size^3 for warp 0's shared
     banks and global sectors, evaluates the intensity model at INTENSITY_SIZE^3 and the kernel's
     resources (registers, shared memory, occupancy), and on a GPU times it at time_size^3."""
+    steps = tile_config_steps(variant_name, M, N, K, trace_size, time_size, **values)
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value
+
+
+def tile_config_steps(variant_name: str = "03_smem_tiling", M: int = 67, N: int = 61, K: int = 53,
+                      trace_size: int = TRACE_SIZE, time_size: int | None = None, **values):
+    """run_tile_config as a generator: yields the name of each step before it runs (what a panel shows while
+    it works), returns the TileResult."""
     variant = stages.variant(variant_name)
     unknown = set(values) - set(config_fields(variant))
     if unknown:
@@ -307,21 +149,28 @@ def run_tile_config(variant_name: str = "03_smem_tiling", M: int = 67, N: int = 
         r.error = f"{config.label()} on {why}"
         return r
     r.config = config
+    # on the emulator, one quick build (the trace build) both verifies and traces: these problems are small
+    quick = cpu_backend.quick_builds if backend.name() == "cpu" else contextlib.nullcontext
     try:
-        check = verify.check(variant, verify.Shape("fresh random data", M, N, K), config)
+        yield f"compiling and verifying on {M} x {N} x {K}"
+        with quick():
+            check = verify.check(variant, verify.Shape("fresh random data", M, N, K), config)
         r.ok, r.verdict = check.ok, check.details()
+        yield f"tracing block 0 at {trace_size}^3"
         r.trace = accesses.kernel_trace(variant, config, trace_size)
     except CourseError as e:
         r.failure = str(e)
         return r
     r.banks = [accesses.bank_view(r.trace, q) for q in accesses.shared_requests(r.trace)]
     r.sectors = accesses.warp_accesses(r.trace)
+    yield "reading the resources (ptxas)" if backend.name() == "cpu" else "reading the resources"
     for attr, (value, note) in (("intensity", _intensity(variant, config)), ("ceilings", _ceilings()),
                                 ("resources", _resources(variant, config))):
         setattr(r, attr, value)
         if note:
             r.notes.append(note)
     if backend.name() == "gpu" and r.ok:
+        yield "timing"
         n = time_size or TIME_SIZE
         timing, _ = bench.time_variant(variant, n, n, n, config, n_warmup=2, n_repeat=10)
         r.time_size, r.median_ms, r.tflops = n, timing.median_ms, timing.tflops(n, n, n)
@@ -391,11 +240,10 @@ def draw_tile_config(r: TileResult):
     requests. None when nothing was traced (a broken constraint or a kernel that did not run)."""
     if r.trace is None:
         return None
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure   # not pyplot's: the explorer draws it on its worker thread
     n = len(r.banks)
-    fig, axes = plt.subplots(1, n + 1, figsize=(4.6 * n + 5.0, 5.4), squeeze=False,
-                             gridspec_kw={"width_ratios": [1] * n + [1.1]})
-    axes = axes[0]
+    fig = Figure(figsize=(4.6 * n + 5.0, 5.4))
+    axes = fig.subplots(1, n + 1, squeeze=False, gridspec_kw={"width_ratios": [1] * n + [1.1]})[0]
     for ax, b in zip(axes, r.banks):
         figures.plot_bank_grid(b.request, ax, b.origin)
     figures.plot_sectors(r.trace, axes[-1], warp=0)
@@ -434,15 +282,139 @@ def fitting_options(variant, field_name: str, arch: str | None = None) -> tuple[
 
 def tile_explorer(variant_name: str = "03_smem_tiling", M: int = 67, N: int = 61, K: int = 53):
     """A slider per configuration field of the variant (powers of two; a broken constraint shows
-    its message), continuous_update=False; each setting is compiled, verified, traced and drawn."""
+    its message), continuous_update=False; each setting is compiled, verified, traced and drawn.
+    A label says "working…" and the step under way while a setting is computed. On the emulator the
+    settings one slider step away are prepared in the background while the learner reads
+    (prepare_neighbours, helpers/views/panels.py), so that a move to one of them is answered at once."""
     import ipywidgets as w
+    import matplotlib.pyplot  # noqa: F401 - on this thread: the notebook's backend sets up how figures display
+    from IPython.display import display
 
     variant = stages.variant(variant_name)
     start = variant.default_for(backend.arch())
     sliders = {f: w.SelectionSlider(options=fitting_options(variant, f), value=getattr(start, f), description=f,
                                     continuous_update=False)
                for f in config_fields(variant)}
+    status = w.Label(value="")
 
-    out = interactive_output(lambda **values: run_tile_config(variant.name, M, N, K, **values),
-                             describe_tile_config, draw_tile_config, sliders)
-    return w.VBox([w.HBox([w.Label(variant.name), *sliders.values()]), out])
+    def show(**values):
+        status.value = "working…"
+        try:
+            answer = tile_answer(variant.name, M, N, K, values,
+                                 progress=lambda step: setattr(status, "value", f"working… {step}"))
+        finally:
+            status.value = ""
+        print(answer.text)
+        if answer.figure:
+            display(answer.figure, raw=True)
+        if prepares_ahead():
+            prepare_neighbours(variant.name, M, N, K, {f: s.options for f, s in sliders.items()}, values)
+
+    out = w.interactive_output(show, sliders)
+    return w.VBox([w.HBox([w.Label(variant.name), *sliders.values()]), status, out])
+
+
+# ---- the tile explorer's answers, prepared ahead ---------------------------------------------------
+@dataclass(frozen=True)
+class TileAnswer:
+    """What the explorer shows for one setting: describe_tile_config's text and draw_tile_config's figure, as the
+    notebook displays it (IPython's formats of the figure, rendered once)."""
+    text: str
+    figure: dict | None
+    failed: bool
+
+
+def tile_key(variant_name: str, M: int, N: int, K: int, values: dict) -> tuple:
+    """What an answer depends on: the setting, the backend and GPU, and the kernel file as it is now."""
+    return (variant_name, M, N, K, tuple(sorted(values.items())), backend.name(), backend.arch(),
+            stages.variant(variant_name).path.read_text())
+
+
+def _answer_steps(key: tuple):
+    """An answer (a tile_key); with ("result", *tile_key) the TileResult alone (kept for the answer: see
+    PREPARED); with ("build", variant name, name expressions, kernel text) one emulator build of them all."""
+    if key[0] == "build":
+        yield "compiling the neighbouring settings"
+        return cpu_backend.build_ahead(KernelSource(stages.variant(key[1]).path.resolve(), key[3]), key[2])
+    if key[0] == "result":
+        r = yield from tile_config_steps(key[1], *key[2:5], **dict(key[5]))
+        if r.failure is None:
+            _RESULTS[key[1:]] = r
+            while len(_RESULTS) > _RESULTS_KEPT:
+                _RESULTS.popitem(last=False)
+        return r.failure is None
+    r = _RESULTS.pop(key, None)
+    if r is None:
+        r = yield from tile_config_steps(key[0], *key[1:4], **dict(key[4]))
+    yield "drawing"
+    fig = draw_tile_config(r)
+    yield "rendering the figure"
+    return TileAnswer(describe_tile_config(r), panels.rendered(fig), r.failure is not None)
+
+
+# One worker for every explorer of the process (the learner works in one panel at a time). It prepares the
+# neighbours' results first (compile, verify, trace, resources: a fraction of a second each once built), then
+# their figures (the larger part of an answer), so that a move to a neighbour not drawn yet only waits for its
+# figure. The results wait in _RESULTS, touched by the worker alone. A failed answer is not kept (its cause, a
+# time limit on a busy machine, may pass).
+_RESULTS: OrderedDict = OrderedDict()
+_RESULTS_KEPT = 12
+PREPARED = panels.Preparer(_answer_steps, keep_if=lambda answer: answer is True or (
+    isinstance(answer, TileAnswer) and not answer.failed))
+
+
+PREPARE_AHEAD: bool | None = None   # None: in a notebook's Jupyter kernel, on the emulator
+
+
+def prepares_ahead() -> bool:
+    """Whether explorers prepare the neighbouring settings: on the emulator only (on a GPU nothing runs behind the
+    learner's back: it would disturb their timings), where a learner reads (a Jupyter kernel; PREPARE_AHEAD
+    overrides), and then only while no cell runs (panels.pause_while_cells_run)."""
+    if backend.name() != "cpu":
+        return False
+    if PREPARE_AHEAD is not None:
+        return PREPARE_AHEAD
+    if not panels.in_jupyter_kernel():
+        return False
+    panels.pause_while_cells_run(PREPARED)
+    return True
+
+
+def forget_prepared() -> None:
+    """Forgets every answer and result prepared (the disk's builds and counts stay)."""
+    PREPARED.forget()
+    _RESULTS.clear()
+
+
+def prepare_neighbours(variant_name: str, M: int, N: int, K: int, options: dict, values: dict) -> None:
+    """Prepares the explorer's answers for the settings one slider step away: their results, then figures."""
+    settings = panels.neighbours(options, values)
+    keys = [tile_key(variant_name, M, N, K, v) for v in settings]
+    variant = stages.variant(variant_name)
+    exprs = []
+    for v in settings:
+        try:
+            config = variant.config(**v)
+        except ValueError:
+            continue
+        if not tuning_space.does_not_fit(config, backend.arch()):
+            exprs.append(variant.name_expression(config))
+    build = [("build", variant.name, tuple(exprs), variant.path.read_text())] if len(exprs) > 1 else []
+    PREPARED.prepare(build + [("result", *k) for k in keys] + keys)
+
+
+def tile_answer(variant_name: str, M: int, N: int, K: int, values: dict, progress=None) -> TileAnswer:
+    """The explorer's answer for one setting: prepared already, or computed now (before anything prepared
+    ahead); progress(step) is called with each step's name while it is computed. On a GPU it is computed here,
+    on the caller's thread (nothing is prepared there)."""
+    key = tile_key(variant_name, M, N, K, values)
+    if backend.name() == "cpu":
+        return PREPARED.answer(key, progress)
+    steps = _answer_steps(key)
+    while True:
+        try:
+            step = next(steps)
+        except StopIteration as done:
+            return done.value
+        if progress is not None:
+            progress(step)
