@@ -310,19 +310,21 @@ def _timing(ex: Exercise, kernels: dict[str, Kernel], v: Verdict, size: int) -> 
         v.skipped("timing", f"not timed: {str(e).splitlines()[0]}")
         return
     M = N = K = size
-    cublas = rows[-1][1]
-    width = max(len(name) for name, _ in rows)
-    v.numbers.update({f"{name} TFLOP/s": t.tflops(M, N, K) for name, t in rows})
-    v.numbers.update({f"{name} ms": t.median_ms for name, t in rows})
-    v.passed("timing", f"at {M} × {N} × {K}, median of {TIME_REPEAT}:",
+    width = max(len(name) for name, _, _ in rows)
+    v.numbers.update({f"{name} TFLOP/s": t.tflops(M, N, K) for name, t, _ in rows})
+    v.numbers.update({f"{name} ms": t.median_ms for name, t, _ in rows})
+    v.passed("timing", f"at {M} × {N} × {K}, median of {TIME_REPEAT} (each % of cuBLAS in its own precision):",
              *(f"{name:<{width}} {t.median_ms:8.3f} ms {t.tflops(M, N, K):7.2f} TFLOP/s "
-               f"{100 * cublas.median_ms / t.median_ms:6.1f} % of cuBLAS" for name, t in rows))
+               f"{pct:6.1f} % of cuBLAS" for name, t, pct in rows))
 
 
-def time_beside(ex: Exercise, kernels: dict[str, Kernel], size: int = TIME_SIZE) -> list[tuple[str, bench.Timing]]:
-    """On a GPU: (name, timing) of the learner's kernels, the course's kernel and cuBLAS at size³ (cuBLAS in
-    TF32 for a TF32 exercise); every one of the learner's launches on fresh inputs and checked
-    (measure/fair_timing.py: UnfairTimingError where a launch skipped its work or the median beats the GPU's peak)."""
+def time_beside(ex: Exercise, kernels: dict[str, Kernel], size: int = TIME_SIZE
+                ) -> list[tuple[str, bench.Timing, float]]:
+    """On a GPU: (name, timing, % of cuBLAS) of the learner's kernels, the course's kernel and cuBLAS at size³, each
+    row's percentage against cuBLAS in that row's precision (TF32 for a TF32 exercise; exercise 12's FP32 ring is
+    timed beside stage 12's TF32 kernel, so both cuBLAS rows are there); every one of the learner's launches on
+    fresh inputs and checked (measure/fair_timing.py: UnfairTimingError where a launch skipped its work or the
+    median beats the GPU's peak)."""
     M = N = K = size
     bench.check_timing(M, N, K, TIME_REPEAT)
     A, B, C = bench.device_operands(M, N, K)
@@ -337,7 +339,10 @@ def time_beside(ex: Exercise, kernels: dict[str, Kernel], size: int = TIME_SIZE)
     course = stages.variant(ex.course_kernel)
     config = course.config(**ex.course_config) if ex.course_config else None
     theirs, _ = bench.time_variant(course, M, N, K, config, n_repeat=TIME_REPEAT)
-    tf32 = ex.precision == "tf32"
-    cublas = bench.time_cublas(M, N, K, n_repeat=TIME_REPEAT, tf32=tf32)
-    label = f"{course.name} ({(config or course.default_for(backend.arch())).label()})"
-    return [("yours", yours), (label, theirs), ("cuBLAS (TF32)" if tf32 else "cuBLAS (FP32)", cublas)]
+    tf32, course_tf32 = ex.precision == "tf32", course.precision == "tf32"
+    cublas = {p: bench.time_cublas(M, N, K, n_repeat=TIME_REPEAT, tf32=p) for p in dict.fromkeys((tf32, course_tf32))}
+    label = (f"{course.name} ({(config or course.default_for(backend.arch())).label()})"
+             + (f", {course.precision.upper()}" if course_tf32 != tf32 else ""))
+    rows = [("yours", yours, cublas[tf32]), (label, theirs, cublas[course_tf32]),
+            *((f"cuBLAS ({'TF32' if p else 'FP32'})", t, t) for p, t in cublas.items())]
+    return [(name, t, 100 * ref.median_ms / t.median_ms) for name, t, ref in rows]
