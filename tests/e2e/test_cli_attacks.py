@@ -96,9 +96,16 @@ def test_gpu_only_commands_say_so_without_a_gpu(command):
     assert "Traceback" not in r.stderr
 
 
+def _as_from_a_terminal():
+    """Ctrl-C's default in the command's process, as a shell gives it: a test worker may ignore SIGINT (an
+    in-process IPython kernel sets it so), and Python keeps an ignored SIGINT ignored in the processes it starts."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _interrupted(argv, after_s: float, env=None):
     proc = subprocess.Popen([sys.executable, "-m", "helpers", *argv], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})})
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})},
+                            preexec_fn=_as_from_a_terminal)
     time.sleep(after_s)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)
@@ -137,7 +144,7 @@ def test_ctrl_c_during_grading_keeps_every_grade_already_made(tmp_path):
     # the first notebook's grade is on disk before the second ends: wait for it, then interrupt
     proc = subprocess.Popen([sys.executable, "-m", "helpers", "teacher", "grade", str(first), str(slow), "--json",
                              str(out), "--no-sandbox", "--timeout", "900"], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, preexec_fn=_as_from_a_terminal)
     deadline = time.monotonic() + 240
     while not out.exists() and time.monotonic() < deadline:
         time.sleep(0.5)
