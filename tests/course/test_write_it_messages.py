@@ -110,6 +110,7 @@ def test_05s_column_strided_mapping_passes_and_is_described_with_what_it_costs(t
     assert "4 neighbouring rows, 4 neighbouring columns" in str(plain) and "spread" not in str(plain)
 
 
+@pytest.mark.slow  # over 6 s on 2 cores
 def test_a_wrong_index_names_its_line_and_the_rows_the_thread_owns(tmp_path):
     solution = write_it.exercise("05").solution_path.read_text()
     v, text = _check(tmp_path, "05", "tm_forgotten", _edit(solution, ("a[i] = As[threadRow * TM + i][k];",

@@ -111,6 +111,7 @@ def test_the_student_comes_from_the_lms_metadata():
 
 
 # ---- exports ---------------------------------------------------------------------------------------------------
+@pytest.mark.slow  # starts the command line (about 4.5 s on 2 cores)
 def test_the_gradescope_export_carries_the_course_without_its_solutions(tmp_path):
     nb = ROOT / "notebooks" / "02_naive.ipynb"
     r = subprocess.run([sys.executable, "-m", "helpers", "teacher", "export", "gradescope", str(tmp_path), str(nb)],
@@ -131,6 +132,7 @@ def test_the_gradescope_export_carries_the_course_without_its_solutions(tmp_path
     assert "pytest" not in requirements and "numpy" in requirements
 
 
+@pytest.mark.slow  # starts the command line (about 4.5 s on 2 cores)
 def test_the_prairielearn_export_has_a_question_per_notebook(tmp_path):
     nbs = [str(ROOT / "notebooks" / n) for n in ("02_naive.ipynb", "05_2d_thread_tiling.ipynb")]
     r = subprocess.run([sys.executable, "-m", "helpers", "teacher", "export", "prairielearn", str(tmp_path), *nbs,
@@ -150,6 +152,7 @@ def test_the_prairielearn_export_has_a_question_per_notebook(tmp_path):
     assert not list((course / "helpers" / "course" / "write_it" / "solutions").iterdir())
 
 
+@pytest.mark.slow  # starts the command line (about 4.5 s on 2 cores)
 def test_an_export_refuses_a_bad_points_file_before_writing(tmp_path):
     (tmp_path / "p.toml").write_text('["02"]\ncheck_02_exercise_1 = -3\n')
     r = subprocess.run([sys.executable, "-m", "helpers", "teacher", "export", "gradescope", str(tmp_path / "out"),
