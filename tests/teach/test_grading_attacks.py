@@ -9,7 +9,6 @@ tests/e2e/test_cli_attacks.py; the whole bar, one `teacher grade` run over a cla
 from __future__ import annotations
 
 import json
-import os
 import re
 import resource
 import time
@@ -19,10 +18,10 @@ import nbformat
 import pytest
 
 from helpers.core import paths
-from helpers.core.errors import SandboxUnavailableError
 from helpers.teach import sandbox
 from helpers.teach.grading import checkers, kernel_cells, notebook, results, run
 from helpers.teach.grading.results import ExerciseResult, Grade
+from support import require_sandbox
 
 ROOT = paths.ROOT
 
@@ -211,21 +210,12 @@ def test_a_kernel_cell_gets_what_is_left_of_the_notebooks_time_limit():
 
 
 # ---- the sandbox: hostile notebooks graded for real (slow) -----------------------------------------------------
-def _require_sandbox():
-    try:
-        sandbox.require()
-    except SandboxUnavailableError as e:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip(f"no sandbox on this machine: {e}")
-
-
 @pytest.mark.slow
 @pytest.mark.emulator
 def test_a_kernel_that_floods_its_output_keeps_its_verdict():
     """A check whose kernel prints 40 MiB (past the 32 MiB the grader reads) before the verdict: the verdict comes
     through (was: "ended without a verdict"), and the flood cannot forge one."""
-    _require_sandbox()
+    require_sandbox()
     box = sandbox.Sandbox(sandbox.Limits(wall_s=120), backend="cpu")
     kind = kernel_cells.KernelCells(magic="toy", judge="tests.teach.sandbox_judges:run_loud", time_limit=120)
     flood = "head -c 41943040 /dev/zero | tr '\\0' x\necho\n"

@@ -23,9 +23,9 @@ import nbformat
 import pytest
 
 from helpers.core import paths
-from helpers.core.errors import SandboxUnavailableError
 from helpers.course.exercises import solutions
 from helpers.teach import sandbox
+from support import require_sandbox
 
 pytestmark = [pytest.mark.slow, pytest.mark.emulator]
 
@@ -134,12 +134,7 @@ def _class(folder: Path) -> dict[str, dict[str, set[str]]]:
 
 
 def test_a_hostile_class_graded_in_one_run_beside_an_honest_student(tmp_path):
-    try:
-        sandbox.require()
-    except SandboxUnavailableError as e:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip(f"no sandbox on this machine: {e}")
+    require_sandbox()
     if not SOLUTION_02.is_file():
         pytest.skip("no write-it solutions here (helpers/course/write_it/solutions/02.cu): a teacher's copy has them")
     folder = tmp_path / "class"

@@ -18,8 +18,8 @@ import nbformat
 import pytest
 
 from helpers.core import paths
-from helpers.core.errors import SandboxUnavailableError
 from helpers.teach import container, copies, sandbox
+from support import require_sandbox
 
 pytestmark = [pytest.mark.emulator, pytest.mark.slow]
 
@@ -39,12 +39,7 @@ def _require_a_way_to_grade():
             pytest.skip(f"container mode: this Python ({sys.executable}) cannot start as uid 65534 "
                         f"({r.stderr.strip()[-200:]}); run the tests with a Python readable by all")
         return
-    try:
-        sandbox.require()
-    except SandboxUnavailableError as e:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip(f"no sandbox on this machine: {e}")
+    require_sandbox()
 
 
 @pytest.fixture(scope="module")
@@ -183,12 +178,7 @@ def test_the_prairielearn_grader_scores_a_fraction_and_a_kernel_nvrtc_refuses_is
 
 
 def test_grade_jobs_grades_notebooks_at_the_same_time_and_writes_each(tmp_path):
-    try:
-        sandbox.require()
-    except SandboxUnavailableError as e:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip(f"no sandbox on this machine: {e}")
+    require_sandbox()
     answers = {"a": "'02_naive_coalesced'", "b": "'02_naive'", "c": "'02_naive_coalesced'"}
     for who, answer in answers.items():
         nb = nbformat.v4.new_notebook(metadata={"authors": [{"name": f"student {who}"}]}, cells=[

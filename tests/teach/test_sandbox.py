@@ -26,6 +26,7 @@ from helpers.core import paths
 from helpers.core.errors import SandboxUnavailableError
 from helpers.teach import copies, sandbox
 from helpers.teach.grading import answers, checkers, kernel_cells, notebook, results, run
+from support import require_sandbox
 
 pytestmark = [pytest.mark.emulator, pytest.mark.slow]
 
@@ -34,18 +35,9 @@ HOME = Path.home()
 GUARDED = sorted((ROOT / "helpers" / "course" / "exercises").glob("*.py"))   # what forgers append to
 
 
-def _require_sandbox():
-    try:
-        sandbox.require()
-    except SandboxUnavailableError as e:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip(f"no sandbox on this machine: {e}")
-
-
 @pytest.fixture(scope="module")
 def box():
-    _require_sandbox()
+    require_sandbox()
     return sandbox.Sandbox(sandbox.Limits(wall_s=60, processes=128), backend="cpu")
 
 
