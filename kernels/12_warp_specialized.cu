@@ -50,7 +50,7 @@
 
 constexpr int GROUP_M = 8;  // tile rows per band of the tile order
 
-template <int BM, int CONSUMERS, int STAGES>
+template <int BM, int CONSUMERS, int STAGES, int EPILOGUE = 0, int PINGPONG = 0, int CLUSTER = 1>
 __global__ void __launch_bounds__(128 * CONSUMERS + 128, 1)
     sgemm_warp_specialized(int M, int N, int K, float alpha, const __grid_constant__ TensorMap tmA,
                            const __grid_constant__ TensorMap tmB, float beta, float* __restrict__ C) {
@@ -60,6 +60,7 @@ __global__ void __launch_bounds__(128 * CONSUMERS + 128, 1)
   static_assert(BM == 128 || BM == 256, "BM (wgmma's N, a TMA box of up to 256 rows) is 128 or 256");
   static_assert(CONSUMERS == 1 || CONSUMERS == 2, "CONSUMERS is 1 or 2 multiplying warpgroups");
   static_assert(STAGES >= 2, "STAGES >= 2: one stage is multiplied while the next one loads");
+  static_assert(EPILOGUE == 0 && PINGPONG == 0 && CLUSTER == 1, "the steps past the stage are not built yet");
   __shared__ unsigned long long full[STAGES];   // full[s]: stage s's copies have landed
   __shared__ unsigned long long empty[STAGES];  // empty[s]: the consumers are done with stage s
   extern __shared__ __align__(128) float smem[];

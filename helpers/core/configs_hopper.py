@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -28,12 +29,21 @@ class WarpSpecializedConfig(KernelConfig):
     ring of STAGES stages, warpgroups 1 .. CONSUMERS multiply them with wgmma. ROUND = 1 gives the kernel
     tensor maps of TF32 elements, which the copy engine rounds to nearest as it copies (0: FP32 elements, whose
     low bits the tensor cores drop). PERSISTENT = 1 launches one block per SM, each walking tiles; 0 one block
-    per tile. Neither is a template argument: the kernel is the same."""
+    per tile. Neither is a template argument: the kernel is the same.
+
+    The steps past the stage's kernel (notebook 12, "beyond"), each a template argument, 0 / 1 the stage's kernel
+    unchanged: EPILOGUE = 1 writes C through shared memory with TMA stores; PINGPONG = 1 gives each consumer
+    warpgroup a tile of its own (BM x 64), the two taking turns, so that one's epilogue runs under the other's
+    products; CLUSTER = 2 launches clusters of two blocks that share A's tile by TMA multicast. They appear in the
+    label and the template arguments only when taken, so the stage's kernel keeps its name and measurements."""
     BM: int = 256
     CONSUMERS: int = 2
     STAGES: int = 4
     ROUND: int = 1
     PERSISTENT: int = 1
+    EPILOGUE: int = 0
+    PINGPONG: int = 0
+    CLUSTER: int = 1
     BK: ClassVar[int] = 32  # one 128-byte swizzled row of a box
     TENSOR_MAPS: ClassVar[bool] = True
     SHARED_FORMULA: ClassVar[str] = "STAGES x (BM + 64 x CONSUMERS) x 32 x 4, + 1 KiB to align the first stage"
@@ -63,12 +73,26 @@ class WarpSpecializedConfig(KernelConfig):
                                          "1 (the copy engine rounds to the nearest TF32).")
         self._rule(self.PERSISTENT in (0, 1), f"PERSISTENT = {self.PERSISTENT} must be 0 (a block per tile) or 1 "
                                               "(a block per SM, walking tiles).")
+        self._rule(self.EPILOGUE == 0, f"EPILOGUE = {self.EPILOGUE}: only 0 (C stored from registers) is built yet.")
+        self._rule(self.PINGPONG == 0, f"PINGPONG = {self.PINGPONG}: only 0 (the consumers share each tile) is built "
+                                       "yet.")
+        self._rule(self.CLUSTER == 1, f"CLUSTER = {self.CLUSTER}: only 1 (no cluster) is built yet.")
         self._rule(self.shared_bytes() <= MAX_DYNAMIC_SHARED,
                    f"{self.STAGES} stages of {(self.BM + self.BN) * self.BK * 4 // 1024} KiB need "
                    f"{self.shared_bytes() / 1024:.0f} KiB of shared memory; a block has at most 227: fewer STAGES.")
 
+    STEPS: ClassVar[dict[str, int]] = {"EPILOGUE": 0, "PINGPONG": 0, "CLUSTER": 1}  # the fields past the stage, untaken
+
+    def steps_taken(self) -> bool:
+        return any(getattr(self, name) != untaken for name, untaken in self.STEPS.items())
+
+    def label(self) -> str:
+        return ", ".join(f"{f.name}={getattr(self, f.name)}" for f in dataclasses.fields(self)
+                         if f.name not in self.STEPS or getattr(self, f.name) != self.STEPS[f.name])
+
     def template_args(self):
-        return (self.BM, self.CONSUMERS, self.STAGES)
+        steps = (self.EPILOGUE, self.PINGPONG, self.CLUSTER) if self.steps_taken() else ()
+        return (self.BM, self.CONSUMERS, self.STAGES) + steps
 
     def block(self):
         return (self.threads(), 1, 1)
