@@ -114,8 +114,9 @@ def _barrier_names(tr: trace_mod.Trace) -> dict[tuple[int, int], tuple[str, int]
     return out
 
 
-def pipeline_events(tr: trace_mod.Trace, stages: int, block: int | None = None) -> Pipeline:
-    """The copies, arrivals and waits of one traced block (default: the first), named by barrier and stage."""
+def pipeline_events(tr: trace_mod.Trace, stages: int, block: int | None = None, k_tiles: int | None = None) -> Pipeline:
+    """The copies, arrivals and waits of one traced block (default: the first), named by barrier and stage; k_tiles:
+    the k-tiles per tile, where known (Pipeline.per_tile needs them)."""
     ev = tr.events
     if ev is None or ev.size == 0:
         raise ValueError(f"{tr.kernel}: the trace holds no barrier events: the kernel uses no mbarriers or TMA copies")
@@ -149,15 +150,14 @@ def pipeline_events(tr: trace_mod.Trace, stages: int, block: int | None = None) 
             df.at[idx, "round"] = latest[(thread, stage)] = len(before) - 1
         elif event == "arrive" and barrier == "empty" and (thread, stage) in latest:
             df.at[idx, "round"] = latest[(thread, stage)]
-    return Pipeline(tr.kernel, stages, df)
+    return Pipeline(tr.kernel, stages, df, k_tiles)
 
 
 def kernel_pipeline(variant, config=None, M: int = 256, N: int = 128, K: int = 256) -> Pipeline:
     """Traces block 0 of the variant on fresh data (emulator) and returns its pipeline."""
     config = config or variant.default
     tr = trace_mod.capture_variant(variant, config, M, N, K, blocks=(0,))
-    p = pipeline_events(tr, config.STAGES)
-    return Pipeline(p.kernel, p.stages, p.events, -(-K // config.BK))
+    return pipeline_events(tr, config.STAGES, k_tiles=-(-K // config.BK))
 
 
 def walk_shape(config, tiles: int, K: int = 128) -> tuple[int, int, int]:
