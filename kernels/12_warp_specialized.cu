@@ -33,16 +33,38 @@
 //   two 16-byte runs four apart ({0, 4} and {1, 5}, or {2, 6} and {3, 7}) of a 32-float row of B's
 //   box, so that under the swizzle its four rows k = t .. t+3 land on all 32 banks once: one
 //   wavefront per half-warp, none wasted (16 neighbouring columns would take four).
+// - Ping-pong (PINGPONG = 1, the step after the stage; CONSUMERS = 2): above, both consumers multiply one
+//   tile and then both write it, so the tensor cores idle through every epilogue. Here each consumer takes a
+//   tile of its own, BM x 64 (its 64 columns: wgmma's shape is unchanged), the block's tiles j = 0, 1, 2, ...
+//   going to consumers 0, 1, 0, ...; the producer fills the one ring in that order, so tile j's k-tiles lie
+//   at ring positions j * numK onwards, and each stage is read by one consumer: empty[s] counts its 4 warps.
+//   The consumers' mainloops are ordered by two more mbarriers, turn[0] and turn[1]: consumer c issues tile
+//   j's products only after the other has waited for every k-tile of tile j-1 (one thread arrives on turn[c]
+//   after its last wait; count 1, for a phase that completed has completed for everyone). The order is
+//   needed, not only faster: a parity wait tells only two phases apart, so a consumer must never wait for a
+//   stage's round r before round r-1 has completed, and consumer 1's first k-tile is a whole tile ahead of
+//   consumer 0's (with numK >= STAGES its wait would pass on the stage's previous round and read the old
+//   contents; tests/emulator/test_hopper_mutations.py takes the wait out). It is also what makes ping-pong
+//   pay: the products alternate tile by tile instead of interleaving, so one consumer's epilogue (its last
+//   products completing, C written) runs while the other's products keep the tensor cores busy
+//   (helpers.measure.hopper's Pipeline.per_tile counts them). The epilogue's writes need no order: the
+//   tiles' columns are disjoint. The cost: a stage is (BM + 64) x 32 x 4 bytes for half the products, so
+//   A's tile is copied twice as often per product (more stages fit: 5 of 40 KiB at BM = 256). And with the
+//   turn's bookkeeping live, ptxas spills the consumer at 168 registers with batches of 8 rows of C: they are
+//   4 here, where the epilogue's loads of C hide under the other consumer's products anyway.
 //
 // Template parameters:
 //   BM         rows of C per tile, wgmma's N: 128 or 256
 //   CONSUMERS  multiplying warpgroups, each 64 columns of C: BN = 64 x CONSUMERS (1 or 2)
 //   STAGES     tiles of A and B in the shared-memory ring (2 or more)
+//   EPILOGUE, CLUSTER  the steps past the stage, not built here (0 and 1)
+//   PINGPONG   0: the consumers share each tile; 1: each takes a tile of BM x 64 in turn (BN = 64)
 // Shared memory: STAGES x (BM + BN) x 32 x 4 bytes (+ 1 KiB to align the first stage to 1024).
 // Preconditions: an sm_90a GPU (H100, H200); tensor maps from helpers/run/tensor_maps.py: tmA over
 // A (box 32 x BM), tmB over B (box 32 x 32), both in the 128-byte swizzle, FP32 or TF32 elements.
 // Rows of A and B start 16-byte aligned (the host pads the pitch where K or N is not a multiple of 4).
-// Launch: block ((CONSUMERS + 1) x 128), grid (tiles, or one block per SM with PERSISTENT = 1),
+// Launch: block ((CONSUMERS + 1) x 128), grid (tiles, half as many with PINGPONG = 1, or one block per SM
+// with PERSISTENT = 1),
 // dynamic shared memory as above.
 
 #include "tma.cuh"
@@ -54,15 +76,21 @@ template <int BM, int CONSUMERS, int STAGES, int EPILOGUE = 0, int PINGPONG = 0,
 __global__ void __launch_bounds__(128 * CONSUMERS + 128, 1)
     sgemm_warp_specialized(int M, int N, int K, float alpha, const __grid_constant__ TensorMap tmA,
                            const __grid_constant__ TensorMap tmB, float beta, float* __restrict__ C) {
-  constexpr int BK = 32, BN = 64 * CONSUMERS;
+  // A tile is BM x BN: the consumers' 64 columns each (cooperative), or one consumer's 64 (ping-pong)
+  constexpr int BK = 32, BN = PINGPONG ? 64 : 64 * CONSUMERS;
+  constexpr int READERS = PINGPONG ? 1 : CONSUMERS;  // consumer warpgroups that read each stage
+  constexpr int TURNS = PINGPONG ? CONSUMERS : 1;    // consumer warpgroups taking turns at the block's tiles
   constexpr int A_FLOATS = BM * BK, B_FLOATS = BK * BN, STAGE_FLOATS = A_FLOATS + B_FLOATS;
   constexpr unsigned STAGE_BYTES = 4 * STAGE_FLOATS;
   static_assert(BM == 128 || BM == 256, "BM (wgmma's N, a TMA box of up to 256 rows) is 128 or 256");
   static_assert(CONSUMERS == 1 || CONSUMERS == 2, "CONSUMERS is 1 or 2 multiplying warpgroups");
   static_assert(STAGES >= 2, "STAGES >= 2: one stage is multiplied while the next one loads");
-  static_assert(EPILOGUE == 0 && PINGPONG == 0 && CLUSTER == 1, "the steps past the stage are not built yet");
+  static_assert(EPILOGUE == 0 && CLUSTER == 1, "the steps past the stage are not built yet");
+  static_assert(PINGPONG == 0 || PINGPONG == 1, "PINGPONG is 0 (the consumers share each tile) or 1 (take turns)");
+  static_assert(PINGPONG == 0 || CONSUMERS == 2, "ping-pong takes turns between two consumer warpgroups: CONSUMERS = 2");
   __shared__ unsigned long long full[STAGES];   // full[s]: stage s's copies have landed
   __shared__ unsigned long long empty[STAGES];  // empty[s]: the consumers are done with stage s
+  __shared__ unsigned long long turn[2];        // ping-pong: turn[c], consumer c may issue its next tile's products
   extern __shared__ __align__(128) float smem[];
   float* const tiles = smem + (1024 - static_cast<unsigned>(__cvta_generic_to_shared(smem)) % 1024) % 1024 / 4;
   const int tid = threadIdx.x, warpgroup = tid / 128, warp = tid / 32 % 4, lane = tid % 32;
@@ -72,7 +100,11 @@ __global__ void __launch_bounds__(128 * CONSUMERS + 128, 1)
   if (tid == 0) {
     for (int s = 0; s < STAGES; ++s) {
       mbarrier_init(&full[s], 1);                // the producer's arrive_expect_tx, then the bytes
-      mbarrier_init(&empty[s], 4 * CONSUMERS);   // one arrival per consumer warp
+      mbarrier_init(&empty[s], 4 * READERS);     // one arrival per warp of the consumers reading the stage
+    }
+    if constexpr (PINGPONG) {
+      mbarrier_init(&turn[0], 1);                // one thread of the other consumer, its products issued
+      mbarrier_init(&turn[1], 1);
     }
     fence_mbarrier_init();
   }
@@ -110,17 +142,23 @@ __global__ void __launch_bounds__(128 * CONSUMERS + 128, 1)
     return;
   }
 
-  // ---- the consumers: warpgroup 1 + c multiplies columns 64c .. 64c+63 of each tile ----
+  // ---- the consumers: warpgroup 1 + c multiplies columns 64c .. 64c+63 of each tile (ping-pong: the whole
+  // 64 columns of every other tile of the block, c, c + 2, ...) ----
   if (CONSUMERS == 2) setmaxnreg_inc<232>();
   const int c = warpgroup - 1, g = lane / 4, t4 = lane % 4;
   // This lane's columns n, n+1 of the tile: box (2c + warp/2) of B's tile, 16-byte run `run`. An 8-byte
   // load is served half a warp at a time: lanes 0-15 (g < 4) take runs 0 and 4, lanes 16-31 runs 1 and 5
   // (+2 in odd warps), so each half's four rows k = t .. t+3 cover the 32 banks once under the swizzle.
   const int run = ((g >> 1) & 1) << 2 | g >> 2 | (warp & 1) << 1;
-  const int box = 2 * c + warp / 2, n = 32 * box + 4 * run + 2 * (g & 1);
+  const int box = (PINGPONG ? 0 : 2 * c) + warp / 2, n = 32 * box + 4 * run + 2 * (g & 1);
   float frag[2][BK / 8][4];  // B's fragments of an even and an odd k-tile (wgmma reads them late)
   int it = 0;
-  for (int t = blockIdx.x; t < numTiles; t += gridDim.x) {
+  for (int t = blockIdx.x + (PINGPONG ? c : 0) * gridDim.x; t < numTiles; t += TURNS * gridDim.x) {
+    if constexpr (PINGPONG) {  // tile t is the block's j-th: consumer c takes j = c, c + 2, ...
+      const int j = (t - blockIdx.x) / gridDim.x;
+      it = j * numK;  // the producer fills the ring in the block's tile order: the other consumer's tiles too
+      if (j > 0) mbarrier_wait(&turn[c], (j - 1) / 2 & 1);  // the other consumer has issued tile j-1's products
+    }
     int tm, tn;
     tile_coords(t, tm, tn);
     float acc[BM / 2];
@@ -156,6 +194,9 @@ __global__ void __launch_bounds__(128 * CONSUMERS + 128, 1)
       multiply(1, false);
     }
     if (kt < numK) multiply(0, kt == 0);
+    if constexpr (PINGPONG) {
+      if (tid % 128 == 0) mbarrier_arrive(&turn[1 - c]);  // every wait for this tile passed: the other's turn
+    }
     wgmma_wait_group<0>();  // every product has completed: the accumulators are final
     if (lane == 0) mbarrier_arrive(&empty[(it + STAGES - 1) % STAGES]);
 
@@ -164,14 +205,15 @@ __global__ void __launch_bounds__(128 * CONSUMERS + 128, 1)
     // beta != 0, C is read C_BATCH rows of 8 at a time, the batch's loads all before its stores, so
     // that they are in flight together (as 10_wgmma does).
     constexpr int C_BATCH = 8;
+    constexpr int BATCH = PINGPONG && C_BATCH > 4 ? 4 : C_BATCH;  // ping-pong: 4 (8 would spill: see the top)
     const bool alignedC = N % 2 == 0 && reinterpret_cast<size_t>(C) % 8 == 0;
     const int col = tn * BN + n;
 #pragma unroll
-    for (int j0 = 0; j0 < BM / 8; j0 += C_BATCH) {
-      float2 old[C_BATCH][2];  // C's pairs of the batch (beta != 0)
+    for (int j0 = 0; j0 < BM / 8; j0 += BATCH) {
+      float2 old[BATCH][2];  // C's pairs of the batch (beta != 0)
       if (beta != 0.0f) {
 #pragma unroll
-        for (int jj = 0; jj < C_BATCH; ++jj) {
+        for (int jj = 0; jj < BATCH; ++jj) {
 #pragma unroll
           for (int i = 0; i < 2; ++i) {
             const int row = tm * BM + 8 * (j0 + jj) + 2 * t4 + i;
@@ -188,7 +230,7 @@ __global__ void __launch_bounds__(128 * CONSUMERS + 128, 1)
         }
       }
 #pragma unroll
-      for (int jj = 0; jj < C_BATCH; ++jj) {
+      for (int jj = 0; jj < BATCH; ++jj) {
 #pragma unroll
         for (int i = 0; i < 2; ++i) {
           const int j = j0 + jj, row = tm * BM + 8 * j + 2 * t4 + i;

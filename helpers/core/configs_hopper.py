@@ -35,7 +35,12 @@ class WarpSpecializedConfig(KernelConfig):
     unchanged: EPILOGUE = 1 writes C through shared memory with TMA stores; PINGPONG = 1 gives each consumer
     warpgroup a tile of its own (BM x 64), the two taking turns, so that one's epilogue runs under the other's
     products; CLUSTER = 2 launches clusters of two blocks that share A's tile by TMA multicast. They appear in the
-    label and the template arguments only when taken, so the stage's kernel keeps its name and measurements."""
+    label and the template arguments only when taken, so the stage's kernel keeps its name and measurements.
+
+    With PINGPONG = 1 a tile is BM x 64 (BN = 64), a stage (BM + 64) x 32 x 4 bytes: at BM = 256 five stages fit
+    (201 KiB) where the cooperative kernel's 48 KiB stages fit four, so PINGPONG_STAGES (5) is the ping-pong
+    kernel's ring (the default STAGES, 4, is the cooperative one's). A block takes two tiles at a time, so
+    PERSISTENT = 0 launches a block per two tiles."""
     BM: int = 256
     CONSUMERS: int = 2
     STAGES: int = 4
@@ -46,11 +51,19 @@ class WarpSpecializedConfig(KernelConfig):
     CLUSTER: int = 1
     BK: ClassVar[int] = 32  # one 128-byte swizzled row of a box
     TENSOR_MAPS: ClassVar[bool] = True
-    SHARED_FORMULA: ClassVar[str] = "STAGES x (BM + 64 x CONSUMERS) x 32 x 4, + 1 KiB to align the first stage"
+    SHARED_FORMULA: ClassVar[str] = ("STAGES x (BM + BN) x 32 x 4 (BN = 64 x CONSUMERS, or 64 with PINGPONG = 1), "
+                                     "+ 1 KiB to align the first stage")
+    PINGPONG_STAGES: ClassVar[int] = 5  # the most stages of BM = 256 that fit with PINGPONG = 1 (see above)
 
     @property
     def BN(self) -> int:
-        return 64 * self.CONSUMERS
+        """Columns of C per tile: every consumer's 64, or with PINGPONG = 1 the 64 of the one consumer that takes it."""
+        return 64 if self.PINGPONG else 64 * self.CONSUMERS
+
+    @property
+    def turns(self) -> int:
+        """Tiles a block works on at once: one (its consumers share it), or two with PINGPONG = 1."""
+        return 2 if self.PINGPONG else 1
 
     def threads(self) -> int:
         return (self.CONSUMERS + 1) * 128
@@ -61,7 +74,8 @@ class WarpSpecializedConfig(KernelConfig):
     def static_shared_bytes(self) -> int:
         # the full and empty mbarriers, 8 bytes each; ptxas places the dynamic array, declared __align__(128), at
         # the next multiple of 128 after them, and counts that much as static
-        return -(-2 * self.STAGES * 8 // 128) * 128
+        # (+ the two turn barriers of PINGPONG = 1)
+        return -(-(2 * self.STAGES + 2 * self.PINGPONG) * 8 // 128) * 128
 
     def validate(self) -> None:
         self._rule(self.BM in (128, 256), f"BM = {self.BM} must be 128 or 256 (wgmma's N; a TMA box has at most "
@@ -74,8 +88,11 @@ class WarpSpecializedConfig(KernelConfig):
         self._rule(self.PERSISTENT in (0, 1), f"PERSISTENT = {self.PERSISTENT} must be 0 (a block per tile) or 1 "
                                               "(a block per SM, walking tiles).")
         self._rule(self.EPILOGUE == 0, f"EPILOGUE = {self.EPILOGUE}: only 0 (C stored from registers) is built yet.")
-        self._rule(self.PINGPONG == 0, f"PINGPONG = {self.PINGPONG}: only 0 (the consumers share each tile) is built "
-                                       "yet.")
+        self._rule(self.PINGPONG in (0, 1), f"PINGPONG = {self.PINGPONG} must be 0 (the consumers share each tile) or "
+                                            "1 (each consumer takes a tile of its own, in turns).")
+        self._rule(self.PINGPONG == 0 or self.CONSUMERS == 2,
+                   f"PINGPONG = 1 with CONSUMERS = {self.CONSUMERS}: ping-pong needs two consumer warpgroups to take "
+                   "turns (one multiplies while the other writes its tile): CONSUMERS = 2, or PINGPONG = 0.")
         self._rule(self.CLUSTER == 1, f"CLUSTER = {self.CLUSTER}: only 1 (no cluster) is built yet.")
         self._rule(self.shared_bytes() <= MAX_DYNAMIC_SHARED,
                    f"{self.STAGES} stages of {(self.BM + self.BN) * self.BK * 4 // 1024} KiB need "
@@ -101,7 +118,7 @@ class WarpSpecializedConfig(KernelConfig):
         return ceil_div(M, self.BM) * ceil_div(N, self.BN)
 
     def grid(self, M, N):
-        return (self.tiles(M, N), 1, 1)
+        return (ceil_div(self.tiles(M, N), self.turns), 1, 1)
 
     def launch_grid(self, M: int, N: int, sm_count: int | None) -> tuple[int, int, int]:
         if self.PERSISTENT and sm_count:

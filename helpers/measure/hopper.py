@@ -38,10 +38,12 @@ ROLES = {0: "producer (warpgroup 0)", 1: "consumer warpgroup 1", 2: "consumer wa
 @dataclass(frozen=True)
 class Pipeline:
     """One block's events: order (as run), thread, role, event ('copy issued', 'arrive', 'wait passed'),
-    barrier ('full' or 'empty'), stage, round of the ring (the phase's number), parity."""
+    barrier ('full', 'empty', or ping-pong's 'turn'), stage (or turn's consumer), round of the ring (the phase's
+    number), parity. k_tiles: k-tiles per tile, where known, to name each k-tile of the block's walk by its tile."""
     kernel: str
     stages: int
     events: pd.DataFrame
+    k_tiles: int | None = None
 
     def per_k_tile(self) -> pd.DataFrame:
         """A row per k-tile the block walked: when (in event order) its copies were issued, when each
@@ -60,7 +62,47 @@ class Pipeline:
                 row[f"WG{role} waited at"] = int(waits.min()) if len(waits) else None
                 row[f"WG{role} gave back at"] = int(gives.max()) if len(gives) else None
             rows.append(row)
-        return pd.DataFrame(rows).sort_values("k-tile").reset_index(drop=True)
+        out = pd.DataFrame(rows).sort_values("k-tile").reset_index(drop=True)
+        if self.k_tiles:
+            out.insert(1, "tile", out["k-tile"] // self.k_tiles)   # the tile's place in the block's walk
+            out.insert(2, "k", out["k-tile"] % self.k_tiles)
+        return out
+
+    def per_tile(self) -> pd.DataFrame:
+        """A row per tile of the block's walk and consumer warpgroup that multiplied it (both, in the cooperative
+        kernel; one, taking turns, with ping-pong): when (in event order, its first thread) it waited for the tile's
+        first and last k-tiles, when it gave the last stage back (its products complete, its epilogue next), when it
+        waited for the first k-tile of its next tile, and `other k-tiles meanwhile`: how many k-tiles of other tiles
+        the other consumer waited for between this one's last k-tile of the tile and its next tile's first.
+
+        With ping-pong the turn barriers force that count to be a whole tile's k-tiles in any schedule (the other
+        consumer starts only once this one has waited for its last k-tile, and this one's next tile only once the
+        other has waited for all of its own): the other consumer's products run while this one completes its
+        products and writes C. The order is the emulator's, not time."""
+        if not self.k_tiles:
+            raise ValueError("per_tile needs the k-tiles per tile (Pipeline.k_tiles): kernel_pipeline sets it")
+        t = self.per_k_tile()
+        roles = sorted(int(c[2:].split()[0]) for c in t.columns if c.startswith("WG") and c.endswith("waited at"))
+        rows = []
+        for role in roles:
+            waited = t[f"WG{role} waited at"]
+            mine = t[waited.notna()]
+            tiles = sorted(mine["tile"].unique())
+            for i, tile in enumerate(tiles):
+                ks = mine[mine["tile"] == tile].sort_values("k")
+                last = float(ks[f"WG{role} waited at"].iloc[-1])
+                nxt = (float(mine[mine["tile"] == tiles[i + 1]].sort_values("k")[f"WG{role} waited at"].iloc[0])
+                       if i + 1 < len(tiles) else float("inf"))
+                others = [r for r in roles if r != role]
+                between = sum(int(((t["tile"] != tile) & (t[f"WG{r} waited at"] > last)
+                                   & (t[f"WG{r} waited at"] < nxt)).sum()) for r in others)
+                rows.append({"tile": int(tile), "consumer": f"WG{role}", "k-tiles": len(ks),
+                             "first k-tile waited at": int(ks[f"WG{role} waited at"].iloc[0]),
+                             "last k-tile waited at": int(last),
+                             "gave the last stage back at": ks[f"WG{role} gave back at"].iloc[-1],
+                             "next tile's first k-tile waited at": None if nxt == float("inf") else int(nxt),
+                             "other k-tiles meanwhile": between})
+        return pd.DataFrame(rows).sort_values(["tile", "consumer"]).reset_index(drop=True)
 
 
 def _barrier_names(tr: trace_mod.Trace) -> dict[tuple[int, int], tuple[str, int]]:
@@ -72,8 +114,9 @@ def _barrier_names(tr: trace_mod.Trace) -> dict[tuple[int, int], tuple[str, int]
     return out
 
 
-def pipeline_events(tr: trace_mod.Trace, stages: int, block: int | None = None) -> Pipeline:
-    """The copies, arrivals and waits of one traced block (default: the first), named by barrier and stage."""
+def pipeline_events(tr: trace_mod.Trace, stages: int, block: int | None = None, k_tiles: int | None = None) -> Pipeline:
+    """The copies, arrivals and waits of one traced block (default: the first), named by barrier and stage; k_tiles:
+    the k-tiles per tile, where known (Pipeline.per_tile needs them)."""
     ev = tr.events
     if ev is None or ev.size == 0:
         raise ValueError(f"{tr.kernel}: the trace holds no barrier events: the kernel uses no mbarriers or TMA copies")
@@ -96,14 +139,35 @@ def pipeline_events(tr: trace_mod.Trace, stages: int, block: int | None = None) 
     for idx in df.index[df["event"] == "copy issued"]:
         before = arrivals[(arrivals["order"] < df.at[idx, "order"]) & (arrivals["stage"] == df.at[idx, "stage"])]
         df.at[idx, "round"] = len(before) - 1
-    return Pipeline(tr.kernel, stages, df)
+    # a consumer's wait for a stage's copies: the round the producer announced last (a thread's own count of its
+    # waits is that only where every consumer reads every k-tile; with ping-pong each reads every other tile's);
+    # its giving the stage back: the round of its last wait for that stage
+    latest: dict[tuple[int, int], int] = {}
+    for idx in df.index:
+        thread, event, barrier, stage = (df.at[idx, k] for k in ("thread", "event", "barrier", "stage"))
+        if event == "wait passed" and barrier == "full" and df.at[idx, "role"] > 0:
+            before = arrivals[(arrivals["order"] < df.at[idx, "order"]) & (arrivals["stage"] == stage)]
+            df.at[idx, "round"] = latest[(thread, stage)] = len(before) - 1
+        elif event == "arrive" and barrier == "empty" and (thread, stage) in latest:
+            df.at[idx, "round"] = latest[(thread, stage)]
+    return Pipeline(tr.kernel, stages, df, k_tiles)
 
 
 def kernel_pipeline(variant, config=None, M: int = 256, N: int = 128, K: int = 256) -> Pipeline:
     """Traces block 0 of the variant on fresh data (emulator) and returns its pipeline."""
     config = config or variant.default
     tr = trace_mod.capture_variant(variant, config, M, N, K, blocks=(0,))
-    return pipeline_events(tr, config.STAGES)
+    return pipeline_events(tr, config.STAGES, k_tiles=-(-K // config.BK))
+
+
+def walk_shape(config, tiles: int, K: int = 128) -> tuple[int, int, int]:
+    """M, N, K for which block 0 of the emulator's launch walks `tiles` tiles (a persistent grid of
+    backend.EMULATED_SMS blocks, or one block per config.turns tiles): for its pipeline with several tiles."""
+    if not config.PERSISTENT and tiles > config.turns:
+        raise ValueError(f"with PERSISTENT = 0 a block walks at most {config.turns} tile(s), not {tiles}")
+    total = (tiles - 1) * backend.EMULATED_SMS + 1 if config.PERSISTENT else tiles
+    tiles_m = 4
+    return config.BM * tiles_m, config.BN * -(-total // tiles_m), K
 
 
 # ---- the committed H200 measurements (tools/measure_12.py) -------------------------------------------------------

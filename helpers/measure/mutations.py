@@ -40,8 +40,11 @@ class Mutation:
     config: dict | None = None  # template and host choices, over the variant's small configuration
 
 
-def _ws(consumers: int = 1) -> dict:
-    return {"BM": 128, "CONSUMERS": consumers, "STAGES": 3}
+def _ws(consumers: int = 1, **over) -> dict:
+    return {"BM": 128, "CONSUMERS": consumers, "STAGES": 3, **over}
+
+
+PINGPONG = _ws(2, PINGPONG=1)  # 12's ping-pong consumers: the traced block 0 walks two tiles, one per consumer
 
 
 MUTATIONS: dict[str, Mutation] = {f"{m.kernel}: {m.rule}": m for m in (
@@ -74,6 +77,13 @@ MUTATIONS: dict[str, Mutation] = {f"{m.kernel}: {m.rule}": m for m in (
     Mutation("12_warp_specialized", "a warp's lanes done with a stage before lane 0 gives it back (__syncwarp)",
              "      __syncwarp();           // and so have every lane's loads of its fragments: lane 0 speaks for the warp\n",
              "\n"),
+    # ping-pong: consumer 1's first k-tile is a whole tile ahead of consumer 0's in the ring; unordered, its parity
+    # wait passes on the stage's round before (the traced block has 5 k-tiles a tile, 3 stages)
+    Mutation("12_warp_specialized", "ping-pong consumers wait for their turn before their products",
+             "      if (j > 0) mbarrier_wait(&turn[c], (j - 1) / 2 & 1);  // the other consumer has issued tile j-1's "
+             "products\n", "\n", PINGPONG),
+    Mutation("12_warp_specialized", "ping-pong empty barriers count one consumer's warps",
+             "mbarrier_init(&empty[s], 4 * READERS);", "mbarrier_init(&empty[s], 4 * CONSUMERS);", PINGPONG),
     # 11_stream_k is 12's kernel with the stream-K walk: the same rule, broken the same way, with parts of tiles shared
     Mutation("11_stream_k", "a warp's lanes done with a stage before lane 0 gives it back (__syncwarp)",
              "      __syncwarp();           // and so have every lane's loads of its fragments: lane 0 speaks for the warp\n",

@@ -47,11 +47,31 @@ def plot_pipeline(p: hopper.Pipeline, ax=None):
             ax.barh(y, end - start, left=start, height=0.32, color=colour, alpha=0.8, edgecolor="black", linewidth=0.5)
             ax.text((start + end) / 2, y, f"k{int(row['k-tile'])}·s{int(row['stage'])}", ha="center", va="center",
                     fontsize=7)
+    if p.k_tiles:
+        _tile_spans(ax, p, roles)
     ax.invert_yaxis()
     ax.set_xlabel("event order in the emulator's run (copies issued, waits passed, stages given back): not time")
     ax.set_title(f"{p.kernel}, block 0: a consumer's k-tile (k) in stage (s) runs from its wait for the copies to "
                  f"giving the stage back", fontsize=9, pad=14)
     return fig
+
+
+def _tile_spans(ax, p: hopper.Pipeline, roles):
+    """Behind each consumer's k-tiles, the span of each tile it multiplied (from its first k-tile's wait to giving the
+    last stage back), and, hatched, what follows until its next tile's first wait: its epilogue (C written from its
+    accumulators) and, with ping-pong, its wait for its turn. Under a ping-pong consumer's hatched span lie the other
+    consumer's k-tiles: products overlapping the epilogue."""
+    for _, r in p.per_tile().iterrows():
+        y = roles.index(int(r["consumer"][2:])) + 1
+        start, end = float(r["first k-tile waited at"]), float(r["gave the last stage back at"])
+        ax.add_patch(plt.Rectangle((start, y - 0.42), end - start, 0.84, color="0.92", zorder=0))
+        ax.text(start, y - 0.4, f"tile {int(r['tile'])}", fontsize=7, va="bottom", color="0.35")
+        after = r["next tile's first k-tile waited at"]
+        if after == after and after is not None and after > end:
+            ax.add_patch(plt.Rectangle((end, y - 0.42), after - end, 0.84, fill=False, hatch="///", edgecolor="0.6",
+                                       linewidth=0, zorder=0))
+            ax.text((end + after) / 2, y + 0.4, f"C of tile {int(r['tile'])}, then its next tile", fontsize=7,
+                    ha="center", va="top", color="0.35")
 
 
 def plot_steps(data: dict, ax=None):

@@ -37,6 +37,10 @@ EXPECTED = {
         ("stopped", r"tensor cores are still reading"),
     f"{S}: a warp's lanes done with a stage before lane 0 gives it back (__syncwarp)":
         ("race", r"did not\s+wait for the reader to give the stage back"),
+    f"{S}: ping-pong consumers wait for their turn before their products":
+        ("race", r"without having waited \(mbarrier_wait\) for the barrier phase"),
+    f"{S}: ping-pong empty barriers count one consumer's warps":
+        ("stopped", r"no thread of the block can go on.*mbarrier_init at line \d+ still misses 4 of its 8 arrivals"),
     "11_stream_k: a warp's lanes done with a stage before lane 0 gives it back (__syncwarp)":
         ("race", r"did not\s+wait for the reader to give the stage back"),
 }
@@ -69,6 +73,7 @@ def test_the_race_check_alone_catches_the_fence_and_ordering_mutations(cpu_backe
 
 
 @pytest.mark.parametrize("kernel, config", [(W, {}), (W, {"BN": 128, "ROUND": 1}), (S, {}), (S, {"CONSUMERS": 2}),
+                                            (S, mu.PINGPONG), (S, {**mu.PINGPONG, "PERSISTENT": 0}),
                                             ("11_stream_k", {}), ("11_stream_k", {"CONSUMERS": 2, "SLICES": 3})])
 def test_the_kernels_as_they_are_pass(cpu_backend, kernel, config):
     found = mu.examine(kernel, config=mu.small_config(kernel, **config))
@@ -125,6 +130,15 @@ MORE = [
      [F12, ("      const float* bs = as + A_FLOATS + box * 32 * BK;\n",
             "      const float* bs = as + A_FLOATS + box * 32 * BK;\n      wgmma_fence();\n")], {},
      "stopped", r"written since the\s+warpgroup's last wgmma_fence"),
+    (S, "ping-pong: a consumer counting only its own k-tiles in the ring",
+     [("      it = j * numK;  // the producer fills the ring in the block's tile order: the other consumer's tiles too\n",
+       "\n")], mu.PINGPONG, "stopped", r"no thread of the block can go on.*still misses 4 of its 4 arrivals"),
+    (S, "ping-pong: a consumer handing the turn to itself",
+     [("mbarrier_arrive(&turn[1 - c]);", "mbarrier_arrive(&turn[c]);")], mu.PINGPONG,
+     "stopped", r"no thread of the block can go on.*still misses 1 of its 1 arrivals"),
+    (S, "ping-pong without the turns, a block per two tiles",
+     [("      if (j > 0) mbarrier_wait(&turn[c], (j - 1) / 2 & 1);", "      if (false) mbarrier_wait(&turn[c], 0);")],
+     {**mu.PINGPONG, "PERSISTENT": 0}, "stopped", r"tensor cores are still reading"),
     (S, "a stage's bytes counted as A's alone", [("  constexpr unsigned STAGE_BYTES = 4 * STAGE_FLOATS;",
                                                    "  constexpr unsigned STAGE_BYTES = 4 * A_FLOATS;")], {},
      "stopped", r"announced 16384 bytes"),

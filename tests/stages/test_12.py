@@ -2,6 +2,7 @@
 TF32 rounding, the pipeline read from the kernel's own trace, and the race check that knows mbarriers. The
 catalogue of every configuration runs in test_every_kernel.py; the GPU's side is in test_12_gpu.py."""
 
+import dataclasses
 import re
 import struct
 
@@ -148,6 +149,60 @@ def test_taking_out_a_wait_is_a_race_naming_the_copy_the_load_and_the_missing_wa
     assert r.cause == cause and words in str(r)
     other = next(w for k, (_, w) in MISSING_WAIT.items() if k != what)
     assert other not in str(r)
+
+
+# ---- ping-pong (PINGPONG = 1): each consumer warpgroup a tile of its own, in turn ----------------------------------
+PP = WS(BM=128, CONSUMERS=2, STAGES=3, PINGPONG=1)
+
+
+def test_pingpong_tiles_are_one_consumers_64_columns_and_a_block_takes_two_at_a_time():
+    assert (PP.BN, WS(PINGPONG=1).BN, WS().BN) == (64, 64, 128)
+    assert WS(PINGPONG=1, STAGES=WS.PINGPONG_STAGES).shared_bytes() == 5 * (256 + 64) * 32 * 4 + 1024 <= 227 * 1024
+    assert WS(PINGPONG=1, PERSISTENT=0).launch_grid(4096, 4096, 132) == (16 * 64 // 2, 1, 1)
+    assert WS(PINGPONG=1).launch_grid(4096, 4096, 132) == (132, 1, 1)
+    assert WS(PINGPONG=1).template_args() == (256, 2, 4, 0, 1, 1) and WS().template_args() == (256, 2, 4)
+    with pytest.raises(ValueError, match="ping-pong needs two consumer warpgroups"):
+        WS(128, 1, 3, PINGPONG=1)
+
+
+@pytest.mark.parametrize("config", [dataclasses.replace(PP, PERSISTENT=0), WS(PINGPONG=1, STAGES=WS.PINGPONG_STAGES,
+                                                                               PERSISTENT=0)], ids=["128", "256"])
+def test_pingpong_passes_the_catalogue(cpu_backend, config):
+    """A block per two tiles, so that both consumers work on the catalogue's shapes (a persistent grid of the 132
+    emulated SMs gives them a tile each); beta = 0 on poisoned C and beta != 0 are both in the catalogue."""
+    report = verify.check_catalogue(V, config)
+    assert report.ok, str(report)
+
+
+def test_pingpong_blocks_walking_several_tiles_compute_every_tile(cpu_backend, rng):
+    """Persistent blocks walking three or four tiles each (the turn barriers through two phases), partial tiles at
+    both edges, beta != 0 (the catalogue above has beta = 0 on poisoned C)."""
+    check = verify.check(V, verify.Shape("3-4 tiles a block", 128 * 3 + 37, 64 * 120 + 5, 170, 0.5, 1.5), PP, rng)
+    assert check.ok, check.details()
+
+
+def test_pingpong_alternates_the_consumers_and_one_multiplies_while_the_other_finishes():
+    """Block 0 walking four tiles, traced: no race; each tile's k-tiles read by one consumer, tiles alternating
+    between them; their products never interleave; and between a consumer's last k-tile of a tile and its next
+    tile's first, the other consumer waits for all of its own tile's k-tiles (its products while this one completes
+    and writes C), whatever the emulator's order: the turn barriers force it."""
+    from helpers.measure import trace
+    M, N, K = hopper.walk_shape(PP, 4, K=160)
+    tr = trace.capture_variant(V, PP, M, N, K, blocks=(0,))
+    assert memory.races(tr) == []
+    p = hopper.pipeline_events(tr, PP.STAGES, k_tiles=5)
+    k = p.per_k_tile()
+    assert list(k["tile"]) == [i // 5 for i in range(20)]
+    for tile in range(4):
+        mine, other = f"WG{1 + tile % 2}", f"WG{2 - tile % 2}"
+        rows = k[k["tile"] == tile]
+        assert rows[f"{mine} waited at"].notna().all() and rows[f"{other} waited at"].isna().all()
+    t = p.per_tile()
+    assert list(t["consumer"]) == ["WG1", "WG2", "WG1", "WG2"] and list(t["k-tiles"]) == [5] * 4
+    assert (t["first k-tile waited at"].iloc[1:].to_numpy() > t["last k-tile waited at"].iloc[:-1].to_numpy()).all()
+    assert list(t["other k-tiles meanwhile"].iloc[:2]) == [5, 5]
+    coop = hopper.kernel_pipeline(V, WS(BM=128, CONSUMERS=2, STAGES=3), *hopper.walk_shape(WS(128, 2, 3), 2, K=160))
+    assert list(coop.per_tile()["consumer"]) == ["WG1", "WG2", "WG1", "WG2"]   # both consumers on every tile
 
 
 # ---- mbarrier misuse on the emulator: named, with the line and the fix --------------------------------------------

@@ -42,6 +42,34 @@ def test_persistent_blocks_give_the_same_bits_as_one_block_per_tile(hopper_gpu, 
     assert np.array_equal(one, per_tile)
 
 
+PINGPONG = WS(PINGPONG=1, STAGES=WS.PINGPONG_STAGES)
+
+
+@pytest.mark.parametrize("config", [PINGPONG, WS(PINGPONG=1, PERSISTENT=0), WS(128, 2, 3, ROUND=0, PINGPONG=1)],
+                         ids=lambda c: c.label())
+def test_pingpong_passes_the_catalogue_on_data_of_either_sign(hopper_gpu, config):
+    """Each consumer warpgroup a tile of its own, in turn (the turn mbarriers, one consumer's warps per empty
+    barrier, the ring's positions a whole tile apart): the catalogue on U[-1, 1) and U[0, 1)."""
+    from helpers.measure import verify
+    for positive in (False, True):
+        report = verify.check_catalogue(V, config, positive=positive)
+        assert report.ok, str(report)
+
+
+def test_pingpong_blocks_walking_many_tiles_give_the_bits_of_a_block_per_two_tiles(hopper_gpu, rng):
+    """2000 x 3100 x 700 in 8 x 49 tiles: on 132 SMs the persistent blocks walk two to three tiles, the turns passing
+    back and forth; each tile's products are the same whichever block and consumer takes it."""
+    from helpers.measure import verify
+    A = rng.uniform(-1, 1, (2000, 700)).astype(np.float32)
+    B = rng.uniform(-1, 1, (700, 3100)).astype(np.float32)
+    C0 = rng.uniform(-1, 1, (2000, 3100)).astype(np.float32)
+    walking = gemm.run(V, A, B, C0.copy(), alpha=0.5, beta=1.5, config=PINGPONG)
+    per_two = gemm.run(V, A, B, C0.copy(), alpha=0.5, beta=1.5, config=WS(PINGPONG=1, STAGES=5, PERSISTENT=0))
+    assert np.array_equal(walking, per_two)
+    ref, tol = verify.reference(A, B, C0, 0.5, 1.5, "tf32")
+    assert np.all(np.abs(walking - ref) <= tol)
+
+
 @pytest.mark.emulator
 def test_the_emulators_tf32_rounding_is_the_copy_engines(hopper_gpu, rng):
     """Inputs on ties and near them: the emulator's round-to-nearest-even gives the GPU's bits exactly."""
