@@ -11,7 +11,7 @@ configuration that fails either is reported and not timed.
 
     on an H100 or H200, from the repository root:
         OUT=some/folder python -m tools.measure_12_steps [--sizes 4096 8192] [--rounds 3] \
-            [--steps EPILOGUE=1 PINGPONG=1 PINGPONG=1,EPILOGUE=1 CLUSTER=2]
+            [--steps EPILOGUE=1 PINGPONG=1,STAGES=5 CLUSTER=2]
     anywhere (no GPU): python -m tools.measure_12_steps --dry-run   (compiles each step for sm_90a: registers, spills)
 
 Writes $OUT/measure_12_steps.json (provenance, every timing with its clocks, the checks) and prints a table.
@@ -34,7 +34,8 @@ from helpers.run import backend, gemm
 from tools.measure_hopper_beta import Sampler, cublas_call, cublas_tf32_math
 
 V12 = stages.variant("12_warp_specialized")
-DEFAULT_STEPS = ("EPILOGUE=1", "PINGPONG=1", "PINGPONG=1,EPILOGUE=1", "CLUSTER=2", "CLUSTER=2,PINGPONG=1,EPILOGUE=1")
+# CONSUMERS=1 is no step: one warpgroup multiplying alone, the speed ping-pong's turns leave the tensor cores
+DEFAULT_STEPS = ("EPILOGUE=1", "PINGPONG=1", "PINGPONG=1,STAGES=5", "CONSUMERS=1", "CLUSTER=2", "CLUSTER=2,EPILOGUE=1")
 SAMPLE_ROWS = 32
 
 
