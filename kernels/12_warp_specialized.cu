@@ -53,29 +53,44 @@
 //   turn's bookkeeping live, ptxas spills the consumer at 168 registers with batches of 8 rows of C: they are
 //   4 here, where the epilogue's loads of C hide under the other consumer's products anyway.
 //
+// - Clusters (CLUSTER = 2, the entry sgemm_warp_specialized_cluster, declared __cluster_dims__(2, 1, 1)): the two
+//   blocks of a cluster run at once on neighbouring SMs and take two tiles of one tile row (neighbouring tile
+//   columns), which read the same rows of A. Each block copies half of A's box (BM / 2 rows) with one multicast
+//   copy that lands in both blocks (tma.cuh's cluster section), and its own B: A is read from L2 once per pair of
+//   tiles instead of twice. What that costs: a stage of a block is written by both producers, so it is free only
+//   when the consumers of both blocks gave it back (each consumer warp arrives on its own and its peer's empty
+//   barrier: mapa + a remote arrive, and empty counts 2 x 4 x CONSUMERS arrivals); full still expects the whole
+//   stage (its B, its half of A, the peer's half); a cluster barrier (cluster_sync) after the barriers' init, so
+//   that no peer's copy or arrival reaches a barrier not yet initialized, and another before a block exits, so
+//   that none reaches a block that has left. The walk goes by pairs of tiles; with an odd number of tile columns
+//   the last pair's second block has no tile: it copies zeros past N and stores nothing, but takes part in every
+//   barrier. The CPU emulator runs the cluster's blocks together and stops each broken rule with its line
+//   (tests/emulator/test_hopper_mutations.py); it does not model the timing of distributed shared memory.
+//
 // Template parameters:
 //   BM         rows of C per tile, wgmma's N: 128 or 256
 //   CONSUMERS  multiplying warpgroups, each 64 columns of C: BN = 64 x CONSUMERS (1 or 2)
 //   STAGES     tiles of A and B in the shared-memory ring (2 or more)
-//   EPILOGUE, CLUSTER  the steps past the stage, not built here (0 and 1)
+//   EPILOGUE   the step past the stage not built here (0)
 //   PINGPONG   0: the consumers share each tile; 1: each takes a tile of BM x 64 in turn (BN = 64)
+//   CLUSTER    blocks per cluster sharing A's tile (1, or 2: sgemm_warp_specialized_cluster)
 // Shared memory: STAGES x (BM + BN) x 32 x 4 bytes (+ 1 KiB to align the first stage to 1024).
 // Preconditions: an sm_90a GPU (H100, H200); tensor maps from helpers/run/tensor_maps.py: tmA over
 // A (box 32 x BM), tmB over B (box 32 x 32), both in the 128-byte swizzle, FP32 or TF32 elements.
 // Rows of A and B start 16-byte aligned (the host pads the pitch where K or N is not a multiple of 4).
-// Launch: block ((CONSUMERS + 1) x 128), grid (tiles, half as many with PINGPONG = 1, or one block per SM
-// with PERSISTENT = 1),
-// dynamic shared memory as above.
+// Launch: block ((CONSUMERS + 1) x 128), grid (tiles, half as many with PINGPONG = 1, or one block per SM with
+// PERSISTENT = 1; with CLUSTER = 2 whole clusters: pairs of tiles x 2, an even number of blocks), dynamic shared
+// memory as above; tmA's box is BM / CLUSTER rows.
 
 #include "tma.cuh"
 #include "wgmma.cuh"
 
 constexpr int GROUP_M = 8;  // tile rows per band of the tile order
 
-template <int BM, int CONSUMERS, int STAGES, int EPILOGUE = 0, int PINGPONG = 0, int CLUSTER = 1>
-__global__ void __launch_bounds__(128 * CONSUMERS + 128, 1)
-    sgemm_warp_specialized(int M, int N, int K, float alpha, const __grid_constant__ TensorMap tmA,
-                           const __grid_constant__ TensorMap tmB, float beta, float* __restrict__ C) {
+// The kernel's body; the entries below launch it (one per block, or in clusters of CLUSTER blocks).
+template <int BM, int CONSUMERS, int STAGES, int EPILOGUE, int PINGPONG, int CLUSTER>
+__device__ __forceinline__ void warp_specialized(int M, int N, int K, float alpha, const TensorMap& tmA,
+                                                 const TensorMap& tmB, float beta, float* __restrict__ C) {
   // A tile is BM x BN: the consumers' 64 columns each (cooperative), or one consumer's 64 (ping-pong)
   constexpr int BK = 32, BN = PINGPONG ? 64 : 64 * CONSUMERS;
   constexpr int READERS = PINGPONG ? 1 : CONSUMERS;  // consumer warpgroups that read each stage
@@ -85,22 +100,29 @@ __global__ void __launch_bounds__(128 * CONSUMERS + 128, 1)
   static_assert(BM == 128 || BM == 256, "BM (wgmma's N, a TMA box of up to 256 rows) is 128 or 256");
   static_assert(CONSUMERS == 1 || CONSUMERS == 2, "CONSUMERS is 1 or 2 multiplying warpgroups");
   static_assert(STAGES >= 2, "STAGES >= 2: one stage is multiplied while the next one loads");
-  static_assert(EPILOGUE == 0 && CLUSTER == 1, "the steps past the stage are not built yet");
+  static_assert(EPILOGUE == 0, "the step past the stage EPILOGUE = 1 is not built yet");
   static_assert(PINGPONG == 0 || PINGPONG == 1, "PINGPONG is 0 (the consumers share each tile) or 1 (take turns)");
   static_assert(PINGPONG == 0 || CONSUMERS == 2, "ping-pong takes turns between two consumer warpgroups: CONSUMERS = 2");
+  static_assert(CLUSTER == 1 || CLUSTER == 2, "CLUSTER is 1 block, or clusters of 2 sharing A's tile");
+  static_assert(PINGPONG == 0 || CLUSTER == 1, "clusters are built for the cooperative consumers only (PINGPONG = 0)");
   __shared__ unsigned long long full[STAGES];   // full[s]: stage s's copies have landed
   __shared__ unsigned long long empty[STAGES];  // empty[s]: the consumers are done with stage s
   __shared__ unsigned long long turn[2];        // ping-pong: turn[c], consumer c may issue its next tile's products
   extern __shared__ __align__(128) float smem[];
   float* const tiles = smem + (1024 - static_cast<unsigned>(__cvta_generic_to_shared(smem)) % 1024) % 1024 / 4;
   const int tid = threadIdx.x, warpgroup = tid / 128, warp = tid / 32 % 4, lane = tid % 32;
-  const int tilesM = (M + BM - 1) / BM, tilesN = (N + BN - 1) / BN, numTiles = tilesM * tilesN;
+  const int tilesM = (M + BM - 1) / BM, tilesN = (N + BN - 1) / BN;
   const int numK = (K + BK - 1) / BK;
+  // The walk goes by units of CLUSTER neighbouring tiles of one tile row, a cluster's blocks taking one each (the
+  // last unit of an odd tilesN leaves a block without a tile: it copies and multiplies zeros and stores nothing).
+  const int unitsN = (tilesN + CLUSTER - 1) / CLUSTER, numUnits = tilesM * unitsN;
+  unsigned rank = 0;  // this block's rank in its cluster: its tile of each unit, its half of A's box
+  if constexpr (CLUSTER > 1) rank = cluster_ctarank();
 
   if (tid == 0) {
     for (int s = 0; s < STAGES; ++s) {
-      mbarrier_init(&full[s], 1);                // the producer's arrive_expect_tx, then the bytes
-      mbarrier_init(&empty[s], 4 * READERS);     // one arrival per warp of the consumers reading the stage
+      mbarrier_init(&full[s], 1);                          // the producer's arrive_expect_tx, then the bytes
+      mbarrier_init(&empty[s], 4 * READERS * CLUSTER);     // one arrival per warp reading the stage, in the cluster
     }
     if constexpr (PINGPONG) {
       mbarrier_init(&turn[0], 1);                // one thread of the other consumer, its products issued
@@ -108,13 +130,21 @@ __global__ void __launch_bounds__(128 * CONSUMERS + 128, 1)
     }
     fence_mbarrier_init();
   }
-  __syncthreads();
+  if constexpr (CLUSTER == 1) __syncthreads();
+  else cluster_sync();  // every block's barriers initialized before a peer's copies and arrivals reach them
+  // A block leaves only once no peer can reach its shared memory any more (multicasts into it, arrivals on it).
+  auto leave = [] { if constexpr (CLUSTER > 1) cluster_sync(); };
 
-  // Tile t's (row, column) of tiles: down a band of GROUP_M tile rows, column after column.
+  // Unit t's (row, column) of tiles: down a band of GROUP_M tile rows, column after column; this block's tile in it.
   auto tile_coords = [&](int t, int& tm, int& tn) {
-    const int band = t / (GROUP_M * tilesN), first = band * GROUP_M;
-    const int rows = min(GROUP_M, tilesM - first), inBand = t - band * GROUP_M * tilesN;
-    tm = first + inBand % rows, tn = inBand / rows;
+    const int band = t / (GROUP_M * unitsN), first = band * GROUP_M;
+    const int rows = min(GROUP_M, tilesM - first), inBand = t - band * GROUP_M * unitsN;
+    tm = first + inBand % rows, tn = inBand / rows * CLUSTER + rank;
+  };
+  // A stage given back by a consumer warp: to its own producer, and to each producer that multicasts into it.
+  auto give_back = [&](int s) {
+    if constexpr (CLUSTER == 1) mbarrier_arrive(&empty[s]);
+    else for (unsigned r = 0; r < CLUSTER; ++r) mbarrier_arrive_cluster(&empty[s], r);
   };
 
   if (warpgroup == 0) {  // ---- the producer: one thread copies ----
@@ -123,15 +153,20 @@ __global__ void __launch_bounds__(128 * CONSUMERS + 128, 1)
       tma_prefetch_map(&tmA);
       tma_prefetch_map(&tmB);
       int it = 0;  // k-tiles issued by this block, over all its tiles: stage it % STAGES, round it / STAGES
-      for (int t = blockIdx.x; t < numTiles; t += gridDim.x) {
+      for (int t = blockIdx.x / CLUSTER; t < numUnits; t += gridDim.x / CLUSTER) {
         int tm, tn;
         tile_coords(t, tm, tn);
         for (int kt = 0; kt < numK; ++kt, ++it) {
           const int s = it % STAGES;
           mbarrier_wait(&empty[s], (it / STAGES & 1) ^ 1);  // the consumers are done with this stage
           float* as = tiles + s * STAGE_FLOATS;
-          mbarrier_arrive_expect_tx(&full[s], STAGE_BYTES);
-          tma_load_2d(as, &tmA, &full[s], tm * BM, kt * BK);
+          mbarrier_arrive_expect_tx(&full[s], STAGE_BYTES);  // with CLUSTER = 2: its B, its half of A, the peer's half
+          if constexpr (CLUSTER == 1) {
+            tma_load_2d(as, &tmA, &full[s], tm * BM, kt * BK);
+          } else {  // A's box is BM / 2 rows: this block's half, into both blocks of the cluster
+            constexpr int HALF = BM / CLUSTER;
+            tma_load_2d_multicast(as + rank * HALF * BK, &tmA, &full[s], tm * BM + rank * HALF, kt * BK, 0x3);
+          }
 #pragma unroll
           for (int j = 0; j < BN / 32; ++j) {
             tma_load_2d(as + A_FLOATS + j * 32 * BK, &tmB, &full[s], kt * BK, tn * BN + 32 * j);
@@ -139,6 +174,7 @@ __global__ void __launch_bounds__(128 * CONSUMERS + 128, 1)
         }
       }
     }
+    leave();
     return;
   }
 
@@ -153,7 +189,8 @@ __global__ void __launch_bounds__(128 * CONSUMERS + 128, 1)
   const int box = (PINGPONG ? 0 : 2 * c) + warp / 2, n = 32 * box + 4 * run + 2 * (g & 1);
   float frag[2][BK / 8][4];  // B's fragments of an even and an odd k-tile (wgmma reads them late)
   int it = 0;
-  for (int t = blockIdx.x + (PINGPONG ? c : 0) * gridDim.x; t < numTiles; t += TURNS * gridDim.x) {
+  for (int t = blockIdx.x / CLUSTER + (PINGPONG ? c : 0) * gridDim.x; t < numUnits;
+       t += TURNS * gridDim.x / CLUSTER) {
     if constexpr (PINGPONG) {  // tile t is the block's j-th: consumer c takes j = c, c + 2, ...
       const int j = (t - blockIdx.x) / gridDim.x;
       it = j * numK;  // the producer fills the ring in the block's tile order: the other consumer's tiles too
@@ -185,7 +222,7 @@ __global__ void __launch_bounds__(128 * CONSUMERS + 128, 1)
       wgmma_commit_group();
       wgmma_wait_group<1>();  // the products of the k-tile before have completed
       __syncwarp();           // and so have every lane's loads of its fragments: lane 0 speaks for the warp
-      if (!first && lane == 0) mbarrier_arrive(&empty[(it + STAGES - 1) % STAGES]);
+      if (!first && lane == 0) give_back((it + STAGES - 1) % STAGES);
       ++it;
     };
     int kt = 0;
@@ -198,7 +235,7 @@ __global__ void __launch_bounds__(128 * CONSUMERS + 128, 1)
       if (tid % 128 == 0) mbarrier_arrive(&turn[1 - c]);  // every wait for this tile passed: the other's turn
     }
     wgmma_wait_group<0>();  // every product has completed: the accumulators are final
-    if (lane == 0) mbarrier_arrive(&empty[(it + STAGES - 1) % STAGES]);
+    if (lane == 0) give_back((it + STAGES - 1) % STAGES);
 
     // acc[4j + i] is C^T's (16 warp + g + 8 (i/2), 8j + 2 t4 + i%2): row 8j + 2 t4 + i%2 of the
     // tile, column n + i/2. Each row's pair of columns is one 8-byte store where both lie in C. With
@@ -248,4 +285,24 @@ __global__ void __launch_bounds__(128 * CONSUMERS + 128, 1)
       }
     }
   }
+  leave();
+}
+
+// The kernel, one block per tile (or per SM with PERSISTENT = 1).
+template <int BM, int CONSUMERS, int STAGES, int EPILOGUE = 0, int PINGPONG = 0, int CLUSTER = 1>
+__global__ void __launch_bounds__(128 * CONSUMERS + 128, 1)
+    sgemm_warp_specialized(int M, int N, int K, float alpha, const __grid_constant__ TensorMap tmA,
+                           const __grid_constant__ TensorMap tmB, float beta, float* __restrict__ C) {
+  static_assert(CLUSTER == 1, "CLUSTER = 2 is sgemm_warp_specialized_cluster, launched in clusters of 2 blocks");
+  warp_specialized<BM, CONSUMERS, STAGES, EPILOGUE, PINGPONG, 1>(M, N, K, alpha, tmA, tmB, beta, C);
+}
+
+// The same, launched in clusters of CLUSTER blocks (neighbouring blockIdx.x): __cluster_dims__ makes every launch
+// of it a cluster launch, so the grid is a multiple of CLUSTER. (A kernel of its own: the attribute, even at 1,
+// would change the stage's kernel.)
+template <int BM, int CONSUMERS, int STAGES, int EPILOGUE = 0, int PINGPONG = 0, int CLUSTER = 2>
+__global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(128 * CONSUMERS + 128, 1)
+    sgemm_warp_specialized_cluster(int M, int N, int K, float alpha, const __grid_constant__ TensorMap tmA,
+                                   const __grid_constant__ TensorMap tmB, float beta, float* __restrict__ C) {
+  warp_specialized<BM, CONSUMERS, STAGES, EPILOGUE, PINGPONG, CLUSTER>(M, N, K, alpha, tmA, tmB, beta, C);
 }

@@ -87,3 +87,46 @@ template <int REGS>
 __device__ __forceinline__ void setmaxnreg_inc() {
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(REGS));
 }
+
+// ---- thread block clusters (a kernel declared __cluster_dims__(X, Y, Z); sm_90) -----------------------------
+// The blocks of a cluster run at once on neighbouring SMs and reach each other's shared memory (distributed shared
+// memory): a copy can land in several blocks, a thread can arrive on a peer's barrier. Their rules: a peer's
+// barrier is used only after a cluster_sync that follows its mbarrier_init and fence_mbarrier_init, and a block
+// exits only after a cluster_sync that follows every peer's last copy into it and arrival on its barriers.
+
+// This block's rank in its cluster, 0 .. blocks per cluster - 1 (x fastest).
+__device__ __forceinline__ unsigned cluster_ctarank() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+
+// The cluster barrier: every thread of every block of the cluster arrives (releasing its writes), then waits
+// for all the others (acquiring theirs). cluster_sync() does both.
+__device__ __forceinline__ void cluster_arrive() { asm volatile("barrier.cluster.arrive.release;\n" ::: "memory"); }
+__device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait.acquire;\n" ::: "memory"); }
+__device__ __forceinline__ void cluster_sync() {
+  cluster_arrive();
+  cluster_wait();
+}
+
+// Arrives on the barrier at bar's offset in the shared memory of the cluster's block `rank` (mapa gives its address).
+__device__ __forceinline__ void mbarrier_arrive_cluster(unsigned long long* bar, unsigned rank) {
+  asm volatile(
+      "{\n.reg .b32 remote;\n"
+      "mapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(smem_address(bar)),
+      "r"(rank)
+      : "memory");
+}
+
+// tma_load_2d into every block of the cluster whose bit is set in mask: the box lands at dst's offset in each
+// one's shared memory and counts its bytes off the barrier at bar's offset there.
+__device__ __forceinline__ void tma_load_2d_multicast(void* dst, const TensorMap* map, unsigned long long* bar,
+                                                      int row, int col, unsigned short mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, "
+      "%3}], [%4], %5;\n" ::"r"(smem_address(dst)),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(col), "r"(row), "r"(smem_address(bar)), "h"(mask)
+      : "memory");
+}

@@ -31,6 +31,11 @@ class KernelConfig:
     def template_args(self) -> tuple[int, ...]:
         return ()
 
+    def kernel_name(self, kernel: str) -> str:
+        """The __global__ function that runs this configuration: the variant's kernel, unless a configuration needs
+        another entry of the same file (12_warp_specialized's clusters)."""
+        return kernel
+
     def block(self) -> tuple[int, int, int]:
         raise NotImplementedError
 

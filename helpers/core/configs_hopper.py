@@ -93,7 +93,11 @@ class WarpSpecializedConfig(KernelConfig):
         self._rule(self.PINGPONG == 0 or self.CONSUMERS == 2,
                    f"PINGPONG = 1 with CONSUMERS = {self.CONSUMERS}: ping-pong needs two consumer warpgroups to take "
                    "turns (one multiplies while the other writes its tile): CONSUMERS = 2, or PINGPONG = 0.")
-        self._rule(self.CLUSTER == 1, f"CLUSTER = {self.CLUSTER}: only 1 (no cluster) is built yet.")
+        self._rule(self.CLUSTER in (1, 2), f"CLUSTER = {self.CLUSTER} must be 1 (no cluster) or 2 (clusters of two "
+                                           "blocks sharing A's tile).")
+        self._rule(self.CLUSTER == 1 or self.PINGPONG == 0,
+                   f"CLUSTER = {self.CLUSTER} with PINGPONG = 1: clusters are built for the cooperative consumers only "
+                   "(ping-pong's turns ran slower on an H100: notebook 12, section 10); PINGPONG = 0, or CLUSTER = 1.")
         self._rule(self.shared_bytes() <= MAX_DYNAMIC_SHARED,
                    f"{self.STAGES} stages of {(self.BM + self.BN) * self.BK * 4 // 1024} KiB need "
                    f"{self.shared_bytes() / 1024:.0f} KiB of shared memory; a block has at most 227: fewer STAGES.")
@@ -111,21 +115,28 @@ class WarpSpecializedConfig(KernelConfig):
         steps = (self.EPILOGUE, self.PINGPONG, self.CLUSTER) if self.steps_taken() else ()
         return (self.BM, self.CONSUMERS, self.STAGES) + steps
 
+    def kernel_name(self, kernel: str) -> str:
+        return f"{kernel}_cluster" if self.CLUSTER > 1 else kernel  # the entry declared __cluster_dims__
+
     def block(self):
         return (self.threads(), 1, 1)
 
     def tiles(self, M: int, N: int) -> int:
         return ceil_div(M, self.BM) * ceil_div(N, self.BN)
 
+    def units(self, M: int, N: int) -> int:
+        """What the kernel walks: CLUSTER neighbouring tiles of a tile row each (one per block of a cluster)."""
+        return ceil_div(M, self.BM) * ceil_div(ceil_div(N, self.BN), self.CLUSTER)
+
     def grid(self, M, N):
-        return (ceil_div(self.tiles(M, N), self.turns), 1, 1)
+        return (ceil_div(self.units(M, N) * self.CLUSTER, self.turns), 1, 1)
 
     def launch_grid(self, M: int, N: int, sm_count: int | None) -> tuple[int, int, int]:
-        if self.PERSISTENT and sm_count:
-            return (min(self.tiles(M, N), sm_count), 1, 1)
+        if self.PERSISTENT and sm_count:  # whole clusters: a GPU launches no part of one
+            return (min(self.units(M, N), sm_count // self.CLUSTER) * self.CLUSTER, 1, 1)
         return self.grid(M, N)
 
     def tensor_maps(self, M: int, N: int, K: int) -> tuple[TensorMapBox, TensorMapBox]:
         """A (M x K) in boxes of BM rows x 32, B (K x N) in boxes of 32 x 32."""
-        tf32 = self.ROUND == 1
-        return TensorMapBox(M, K, self.BM, self.BK, tf32), TensorMapBox(K, N, self.BK, 32, tf32)
+        tf32 = self.ROUND == 1  # with clusters, each block copies (and multicasts) BM / CLUSTER rows of A's tile
+        return TensorMapBox(M, K, self.BM // self.CLUSTER, self.BK, tf32), TensorMapBox(K, N, self.BK, 32, tf32)

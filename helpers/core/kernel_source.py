@@ -141,9 +141,9 @@ _LOCAL_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
 # PTX that exists only for sm_90a: the warpgroup MMA instructions (kernels/wgmma.cuh).
 _ARCH_SPECIFIC_PTX = re.compile(r"\bwgmma\.(?:mma_async|fence|commit_group|wait_group)\b")
 
-_KERNEL = re.compile(
-    r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+"
-    r"(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)\s*\(([^)]*)\)")
+_KERNEL = re.compile(  # the attributes a kernel may carry: __launch_bounds__(...), __cluster_dims__(...)
+    r"__global__\s+(?:(?:__launch_bounds__|__cluster_dims__)\s*\([^)]*\)\s*)*void\s+"
+    r"(?:(?:__launch_bounds__|__cluster_dims__)\s*\([^)]*\)\s*)*(\w+)\s*\(([^)]*)\)")
 
 
 def template_base(name_expression: str) -> str:

@@ -96,8 +96,9 @@ class Variant:
         return dataclasses.replace(self.default, **changes) if changes else self.default
 
     def name_expression(self, config: KernelConfig | None = None) -> str:
-        args = (config or self.default).template_args()
-        return f"{self.kernel}<{', '.join(map(str, args))}>" if args else self.kernel
+        config = config or self.default
+        args, kernel = config.template_args(), config.kernel_name(self.kernel)
+        return f"{kernel}<{', '.join(map(str, args))}>" if args else kernel
 
 
 def _base_arch(arch: str) -> str:

@@ -33,6 +33,7 @@ ones (build_cache.py).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import os
@@ -335,7 +336,8 @@ def build(source: KernelSource, name_expressions: tuple[str, ...], checks: str =
                   *source.local_headers().values(), *(f.text for f in files), " ".join(sorted(nvrtc.branches)))
     known = _programs.get(key)
     if known and build_cache.problem(known.executable.parent, "kernel") is None:
-        return known
+        # the same program; what NVRTC saw of these instantiations (their clusters) may be more than it was built for
+        return known if known.nvrtc == nvrtc else dataclasses.replace(known, nvrtc=nvrtc)
 
     def make(folder: Path) -> None:
         runtime = runtime_object()

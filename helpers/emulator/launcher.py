@@ -228,10 +228,14 @@ def _launch(program, name_expression, grid, block, args, shared_mem, timeout, wo
     entry = program.entries[name_expression]
     names = program.source.parameter_names(name_expression)
     _check_args(name_expression, entry, args, names)
+    cluster = program.nvrtc.cluster(name_expression)
+    _check_cluster(name_expression, grid, cluster)
     buffers: list[_Buffer] = []
     lines = [f"entry {entry.index}", "grid {} {} {}".format(*grid), "block {} {} {}".format(*block),
              f"dynamic_smem {shared_mem}", f"workers {workers or default_workers()}",
              f"timeout_ms {int((timeout or time_limit()) * 1000)}"]
+    if cluster:
+        lines.append("cluster {} {} {}".format(*cluster))
     param_lines, param_buffer = [], []
     try:
         for a, p in zip(args, entry.params):
@@ -280,6 +284,24 @@ def _launch(program, name_expression, grid, block, args, shared_mem, timeout, wo
         if "trace_fd" in locals():
             trace_view.close()
             os.close(trace_fd)
+
+
+def _check_cluster(kernel: str, grid, cluster) -> None:
+    """A kernel declared __cluster_dims__(x, y, z) runs in clusters of that shape, and a GPU refuses a launch whose
+    grid is not made of whole clusters (cuLaunchKernel: CUDA_ERROR_INVALID_CLUSTER_SIZE); at most 8 blocks a cluster
+    (the portable size; more needs an opt-in this course does not make)."""
+    if not cluster:
+        return
+    size = math.prod(cluster)
+    if size > 8:
+        raise LaunchConfigError(f"{kernel}: __cluster_dims__{tuple(cluster)} makes clusters of {size} blocks; a GPU "
+                                f"launches at most 8 (the portable cluster size).\nFix: at most 8 blocks a cluster.")
+    grid = tuple(grid) + (1,) * (3 - len(grid))
+    if any(g % c for g, c in zip(grid, cluster)):
+        raise LaunchConfigError(f"{kernel}: the grid {grid} is not made of whole clusters of {tuple(cluster)} blocks "
+                                f"(the kernel's __cluster_dims__): a GPU refuses the launch "
+                                f"(CUDA_ERROR_INVALID_CLUSTER_SIZE).\nFix: launch a grid whose every dimension is a "
+                                f"multiple of the cluster's.")
 
 
 def _read_trace(view: mmap.mmap, param_buffer: list, shared: str) -> RawTrace:
@@ -409,7 +431,7 @@ def _error(program: Program, kernel: str, text: str, code: int, stderr: str, arg
     kind = f.get("kind")
     line = int(f["line"]) if f.get("line", "").isdigit() else _source_line(program, f.get("pc"))
     at = _at(program, line)
-    fix = f"Fix: {f['fix']}." if kind == "deadlock" and f.get("fix") else _FIXES.get(kind, "")
+    fix = f"Fix: {f['fix']}." if kind in ("deadlock", "divergence") and f.get("fix") else _FIXES.get(kind, "")
     if kind == "oob":
         return OutOfBoundsError(f"{_oob_message(program, kernel, f, args, entry, names, param_buffer)}{at}\n{fix}")
     if kind in ("divergence", "deadlock", "shuffle_source"):
@@ -433,7 +455,7 @@ def _error(program: Program, kernel: str, text: str, code: int, stderr: str, arg
         return KernelCrashError(f"{kernel}: {_who(f)}{f.get('detail')}.{at}\n{_FIXES['async_copy']}")
     if kind == "wmma":
         return KernelCrashError(f"{kernel}: {_who(f)}{f.get('detail')}.{at}\n{_FIXES['wmma']}")
-    if kind in ("wgmma", "cvta", "mbarrier", "tma"):  # undefined on a GPU: wrong results, a hang, an illegal instruction
+    if kind in ("wgmma", "cvta", "mbarrier", "tma", "cluster"):  # undefined on a GPU: wrong results, a hang, an illegal instruction
         return KernelCrashError(f"{kernel}: {_who(f)}{f.get('detail')}.{at}\nFix: {f.get('fix')}.")
     if kind == "too_much_shared":
         return LaunchConfigError(f"{kernel}: {f.get('detail')}.{at}\nFix: smaller tiles.")

@@ -50,6 +50,11 @@ class NvrtcSaw:
     their conditional directives it reached, and the macros it defines that say who compiles, for what."""
     branches: frozenset[str] = frozenset()
     macros: tuple[tuple[str, str], ...] = ()
+    clusters: tuple[tuple[str, tuple[int, int, int]], ...] = ()  # kernels declared __cluster_dims__: their shape
+
+    def cluster(self, name_expression: str) -> tuple[int, int, int] | None:
+        """The cluster NVRTC compiled this kernel for (its PTX's .reqnctapercluster), or None."""
+        return dict(self.clusters).get(name_expression)
 
     def defines(self) -> str:
         """The macros as lines for the learner's part of a unit: NVRTC's values where the emulator has its own."""

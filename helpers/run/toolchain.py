@@ -270,6 +270,15 @@ class NvrtcVerdict:
     branches: frozenset[str]        # the marks of the learner's conditional directives it reached (same_code)
     externs: tuple[str, ...]        # functions the PTX calls and does not define
     warnings: str                   # its log where it compiles the kernel
+    clusters: tuple = ()            # (name expression, (x, y, z)) of each kernel declared __cluster_dims__
+
+
+def ptx_cluster_dims(ptx: str, lowered: str) -> tuple[int, int, int] | None:
+    """The cluster a kernel's PTX entry requires (`.reqnctapercluster x, y, z`, which __cluster_dims__ compiles to: a
+    launch runs its blocks in clusters of that shape), or None."""
+    m = re.search(r"\.entry\s+" + re.escape(lowered) + r"\s*\([^)]*\)([^{]*)\{", ptx)
+    d = m and re.search(r"\.reqnctapercluster\s+(\d+)(?:\s*,\s*(\d+))?(?:\s*,\s*(\d+))?", m.group(1))
+    return tuple(int(x or 1) for x in d.groups()) if d else None
 
 
 @functools.lru_cache(maxsize=256)
@@ -298,13 +307,21 @@ def _nvrtc_verdict(source: str, filename: str, name_expressions: tuple[str, ...]
             if local is not None:   # what ptxas will be asked about next (resources): kept, not compiled again
                 _keep_ptx(lib, prog, ptx, (source, filename, arch, include_dirs, local), name_expressions)
             externs = sorted(set(_EXTERN_FUNC.findall(ptx)) - DEVICE_RUNTIME_FUNCTIONS)
-            return {"log": None, "branches": branches, "externs": externs, "warnings": log}
+            clusters = []
+            for expr in name_expressions:
+                lowered = ctypes.c_char_p()
+                _check(lib, lib.nvrtcGetLoweredName(prog, expr.encode(), ctypes.byref(lowered)), "nvrtcGetLoweredName")
+                dims = ptx_cluster_dims(ptx, lowered.value.decode())
+                if dims:
+                    clusters.append([expr, list(dims)])
+            return {"log": None, "branches": branches, "externs": externs, "warnings": log, "clusters": clusters}
         finally:
             lib.nvrtcDestroyProgram(ctypes.byref(prog))
 
     v = build_cache.remembered("nvrtc", [_fingerprint(lib), source, filename, name_expressions, arch,
-                                         [str(d) for d in include_dirs], headers, included], verdict)
-    return NvrtcVerdict(v["log"], frozenset(v["branches"]), tuple(v["externs"]), v["warnings"])
+                                         [str(d) for d in include_dirs], headers, included, "clusters"], verdict)
+    return NvrtcVerdict(v["log"], frozenset(v["branches"]), tuple(v["externs"]), v["warnings"],
+                        tuple((e, tuple(d)) for e, d in v.get("clusters", ())))
 
 
 def check_gpu_compiles(source: KernelSource, name_expressions: tuple[str, ...],
@@ -334,7 +351,7 @@ def check_gpu_compiles(source: KernelSource, name_expressions: tuple[str, ...],
                                     f"and asks it first. {e}") from None
     if verdict.log is None:
         _refuse_unloadable(source, verdict, target)
-        return same_code.NvrtcSaw(verdict.branches, nvrtc_macros(target))
+        return same_code.NvrtcSaw(verdict.branches, nvrtc_macros(target), verdict.clusters)
     log = same_code.without_marks(verdict.log)
     # "03_smem_tiling.cu(6): error: ..." -> "kernels/03_smem_tiling.cu:6: error: ...", as the GPU backend shows it
     shown = _NVRTC_LOCATION.sub(lambda m: f"{source.display_path}:{m.group(2)}:" if m.group(1) == source.path.name

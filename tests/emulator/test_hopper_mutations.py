@@ -41,6 +41,15 @@ EXPECTED = {
         ("race", r"without having waited \(mbarrier_wait\) for the barrier phase"),
     f"{S}: ping-pong empty barriers count one consumer's warps":
         ("stopped", r"no thread of the block can go on.*mbarrier_init at line \d+ still misses 4 of its 8 arrivals"),
+    f"{S}: a block exits only after its peer's last multicast and arrival (cluster_sync)":
+        ("stopped", r"this block \(rank 0 of the cluster\) finished while the tma_load_2d_multicast of block \(\d+,0,0\), rank 1"
+                    r".*cluster_sync"),
+    f"{S}: a peer's barriers used only after a cluster barrier follows their init":
+        ("stopped", r"uses the barrier of block rank 1 of the cluster before that block's mbarrier_init ran"),
+    f"{S}: a stage multicast into only once both blocks' consumers gave it back":
+        ("stopped", r"(?s)deliver 32768.*multicast from block rank 0.*before this block's consumers gave it back"),
+    f"{S}: expect_tx counts the peer's multicast half of A too":
+        ("stopped", r"(?s)multicast copy into block rank 1.*expect_tx counts the peers' boxes.*tensor cores are still"),
     "11_stream_k: a warp's lanes done with a stage before lane 0 gives it back (__syncwarp)":
         ("race", r"did not\s+wait for the reader to give the stage back"),
 }
@@ -73,7 +82,7 @@ def test_the_race_check_alone_catches_the_fence_and_ordering_mutations(cpu_backe
 
 
 @pytest.mark.parametrize("kernel, config", [(W, {}), (W, {"BN": 128, "ROUND": 1}), (S, {}), (S, {"CONSUMERS": 2}),
-                                            (S, mu.PINGPONG), (S, {**mu.PINGPONG, "PERSISTENT": 0}),
+                                            (S, mu.PINGPONG), (S, {"CLUSTER": 2}), (S, {**mu.PINGPONG, "PERSISTENT": 0}),
                                             ("11_stream_k", {}), ("11_stream_k", {"CONSUMERS": 2, "SLICES": 3})])
 def test_the_kernels_as_they_are_pass(cpu_backend, kernel, config):
     found = mu.examine(kernel, config=mu.small_config(kernel, **config))
@@ -116,8 +125,8 @@ MORE = [
     (S, "the consumers wait for the wrong parity", [("      mbarrier_wait(&full[s], it / STAGES & 1);",
                                                      "      mbarrier_wait(&full[s], (it / STAGES & 1) ^ 1);")], {},
      "race", r"without having waited \(mbarrier_wait\) for the barrier phase"),
-    (S, "an arrival on the first k-tile too", [("      if (!first && lane == 0) mbarrier_arrive",
-                                                "      if (lane == 0) mbarrier_arrive")], {},
+    (S, "an arrival on the first k-tile too", [("      if (!first && lane == 0) give_back",
+                                                "      if (lane == 0) give_back")], {},
      "stopped", r"tensor cores are still reading"),
     (S, "the accumulators read before the last group completes",
      [("    wgmma_wait_group<0>();  // every product has completed: the accumulators are final",

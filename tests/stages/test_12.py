@@ -79,6 +79,19 @@ def test_a_persistent_grid_is_one_block_per_sm_at_most():
     assert WS(PERSISTENT=0).launch_grid(4096, 4096, 132) == (16 * 32, 1, 1)
 
 
+def test_clusters_launch_whole_pairs_of_tiles_through_their_own_entry():
+    c = WS(CLUSTER=2)
+    assert c.label().endswith("CLUSTER=2") and "CLUSTER" not in WS().label()
+    assert V.name_expression(c) == "sgemm_warp_specialized_cluster<256, 2, 4, 0, 0, 2>"
+    assert V.name_expression(WS()) == "sgemm_warp_specialized<256, 2, 4>"
+    # 2 tile rows, 5 tile columns of 128 (N = 600): 3 pairs a tile row, the last one's second block without a tile
+    assert c.grid(512, 600) == (2 * 3 * 2, 1, 1) and WS(CLUSTER=2, PERSISTENT=0).launch_grid(512, 600, 132)[0] == 12
+    assert c.launch_grid(4096, 4096, 132) == (132, 1, 1) and c.launch_grid(4096, 4096, 131) == (130, 1, 1)
+    assert c.tensor_maps(512, 512, 64)[0].box_rows == 128 and WS().tensor_maps(512, 512, 64)[0].box_rows == 256
+    with pytest.raises(ValueError, match="CLUSTER = 3"):
+        WS(CLUSTER=3)
+
+
 # ---- what the copy engine delivers ------------------------------------------------------------------------------
 @pytest.mark.parametrize("round_", [0, 1])
 def test_the_copy_engine_rounds_to_nearest_tf32_only_when_the_map_says_tf32(cpu_backend, rng, round_):

@@ -95,3 +95,20 @@ def test_the_driver_refuses_a_map_with_a_pitch_that_is_not_16_bytes():
     a = cp.zeros((64, 63), cp.float32)
     with pytest.raises(KernelArgumentError, match="refused the tensor map"):
         gpu_backend.tensor_map(a, TensorMapBox(64, 63, 64, 32), 63)
+
+
+@pytest.mark.parametrize("config", [WS(CLUSTER=2), WS(128, 2, 4, CLUSTER=2), WS(CLUSTER=2, PERSISTENT=0)],
+                         ids=lambda c: c.label())
+def test_clusters_of_two_sharing_a_by_multicast_verify_on_the_catalogue(hopper_gpu, config):
+    # sgemm_warp_specialized_cluster, declared __cluster_dims__(2, 1, 1), launched through the ordinary launch (CuPy's
+    # cuLaunchKernel) on a grid of whole clusters; odd tile counts leave a block of a cluster without a tile
+    from helpers.measure import verify
+    report = verify.check_catalogue(V, config)
+    assert report.ok, report
+
+
+def test_clusters_give_the_same_bits_as_single_blocks(hopper_gpu, rng):
+    # the same products in the same order: sharing A's tile by multicast changes where it comes from, not its value
+    A = rng.uniform(-1, 1, (1000, 600)).astype(np.float32)
+    B = rng.uniform(-1, 1, (600, 1100)).astype(np.float32)
+    np.testing.assert_array_equal(gemm.run(V, A, B, config=WS(CLUSTER=2)), gemm.run(V, A, B, config=WS()))

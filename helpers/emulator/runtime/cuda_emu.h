@@ -32,6 +32,7 @@
 #define __noinline__ __attribute__((noinline))
 #define __restrict__ __restrict
 #define __launch_bounds__(...)
+#define __cluster_dims__(...)  // the runtime launches the cluster NVRTC's PTX declares (.reqnctapercluster)
 #define __grid_constant__
 #define __constant__ static
 // Each `__shared__ T name[dims];` is rewritten into a reference to what __emu_shared_var returns,
@@ -62,8 +63,8 @@ static inline __attribute__((__always_inline__)) unsigned __emu_warp() { return 
 // one): a slot per warp of the block, which traces leave out.
 template <class __T>
 __attribute__((__no_sanitize__("address"))) static inline __T& __emu_warp_slot() {
-  static __T __slots[32];
-  return __slots[__emu_warp()];
+  static __T __slots[32 * 8];  // 32 warps a block, 8 blocks a cluster
+  return __slots[__emu_warp() + 32 * __emu_cur->rank];
 }
 #define blockIdx (__emu_block_idx)
 #define blockDim (__emu_block_dim)

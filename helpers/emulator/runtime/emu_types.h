@@ -42,6 +42,7 @@ struct dim3 {
 struct __emu_thread {
   uint3 tid;
   unsigned int lane, warp, linear;
+  unsigned int rank;  // its block's rank in the cluster (%cluster_ctarank; 0 without __cluster_dims__)
 };
 extern "C" {
 extern __emu_thread* __emu_cur;  // the running fiber

@@ -27,6 +27,10 @@
 //   runtime_tma.cpp     Hopper's TMA copies and mbarriers
 //   runtime_races.cpp   the happens-before race check of traced blocks (vector clocks), fed by
 //                       every barrier, collective, mbarrier, copy and shared access above
+//   runtime_cluster.cpp thread block clusters: a cluster's blocks run together in one worker, their
+//                       fibers in one scheduler, each block with its own shared memory (swapped into
+//                       the window as the scheduler moves between blocks); the cluster barrier, the
+//                       block's rank, and the rules of distributed shared memory
 #pragma once
 
 #include <cstddef>
@@ -82,7 +86,8 @@ struct Request {
   int result_fd = -1;
   int trace_fd = -1;
   size_t trace_capacity = 0;
-  std::vector<unsigned> trace_blocks;  // when tracing: run only these blocks, in this order
+  std::vector<unsigned> trace_blocks;  // when tracing: run only these blocks (their clusters), in this order
+  unsigned cluster[3] = {1, 1, 1};     // the kernel's __cluster_dims__ (NVRTC's .reqnctapercluster)
   std::vector<int> buffer_fds;
   std::vector<size_t> buffer_bytes;
   std::vector<std::vector<unsigned char>> params;  // bytes of each kernel argument
@@ -97,7 +102,7 @@ extern std::vector<Buffer> buffers;  // the device buffers, mapped (runtime_memo
 [[noreturn]] void fail(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 
 // ---- fibers: the block's threads (runtime_launch.cpp) ---------------------------------------
-enum State { kRunnable, kWaitBlock, kWaitWarp, kWaitActive, kWaitWarpgroup, kWaitMbarrier, kDone };
+enum State { kRunnable, kWaitBlock, kWaitWarp, kWaitActive, kWaitWarpgroup, kWaitMbarrier, kWaitCluster, kDone };
 
 // An asynchronous copy (cp.async, <cuda_pipeline.h>) issued and not yet landed in shared memory.
 // Its source is read when it is issued; its bytes reach shared memory only when the thread waits
@@ -119,14 +124,16 @@ struct Fiber {
   unsigned epoch, warp_epoch, seq;  // barriers and warp collectives passed, accesses traced
   unsigned groups;                  // __pipeline_commit calls so far
   unsigned proxy_fences;            // fence_proxy_async_shared and fence_mbarrier_init calls so far
+  unsigned cluster_arrivals, cluster_waits;  // cluster barrier phases arrived at, and waited for
+  unsigned cluster_fence;           // cluster_arrivals at its last fence_mbarrier_init (+1; 0: none)
   std::vector<AsyncCopy> copies;    // in issue order
 };
-extern Fiber* fibers;
+extern Fiber* fibers;   // the running block's threads
 extern int nthreads;    // of the block
-extern int cur;         // the running fiber
+extern int cur;         // the running fiber, in its block
 extern int done_count;  // threads of the block that have finished
 
-void block_current();  // blocks the running fiber and runs the next runnable one (deadlock: fail)
+void block_current();  // blocks the running fiber and runs the next runnable one, of its block first (deadlock: fail)
 void thread_label(int i, char* out, size_t n);  // "(x,y,z)", fiber i's threadIdx
 
 // ---- barriers and warp collectives (runtime_warps.cpp) -------------------------------------
@@ -175,6 +182,7 @@ void map_buffers();
 void map_shared_memory();
 void map_trace();
 void poison_shared();  // before a block runs: shared memory is never zero on a GPU
+size_t shared_static_bytes();  // of static shared memory handed out so far (redzones included)
 
 // Memory trace: every shared and global access of the traced blocks, in program order.
 extern bool tracing;          // the running block is one of the traced ones
@@ -212,13 +220,39 @@ void reset_mbarriers();  // before a block runs
 const char* mbarrier_deadlock_hint(char* out, size_t n);
 void mbarrier_proxy_fence();  // the running thread's fence: the barriers it initialized may now serve copies
 
+// ---- thread block clusters (runtime_cluster.cpp) ----------------------------------------------
+// Without __cluster_dims__ every block is a cluster of one, and nothing here costs anything.
+constexpr int kMaxCluster = 8;  // blocks per cluster, the portable limit
+extern int cluster_size;        // blocks per cluster
+extern int rank;                // the running block's rank in its cluster (%cluster_ctarank)
+extern Fiber* block_fibers[kMaxCluster];
+extern uint3 block_index[kMaxCluster];  // blockIdx of each block of the running cluster
+extern int block_done[kMaxCluster];     // threads finished, per block (the running one's: done_count)
+void allocate_cluster();                // once, before the first cluster: each block's saved shared memory
+void start_cluster();                   // before a cluster runs: its blocks' shared memory poisoned, no rule pending
+void enter_block(int r);  // makes block r the running one: its threads, its state, its shared memory in the window
+char* shared_of(int r, char* p);  // where byte p of the window lies for block r now (the window, or its saved copy)
+void block_finished();    // the running block's last thread finished: checks that no peer may still reach it
+// A thread of the running block reaches block r's shared memory (a multicast copy, a remote arrival): fails where
+// block r has finished, else remembers it for r's exit (block_finished).
+void cluster_remote_use(int r, int line, const char* what);
+// Whether the running thread may use a peer block's barrier whose initializing thread had arrived at `fence` - 1
+// cluster barrier phases at its fence_mbarrier_init (0: no fence): it waited for a later phase.
+bool cluster_init_visible(unsigned fence);
+// The per-block state of the other files, swapped by enter_block.
+void barriers_swap_block(int from, int to);   // runtime_warps.cpp
+void warpgroups_swap_block(int from, int to); // runtime_wgmma.cpp
+void wgmma_check_overwrite_in(int r, uintptr_t lo, size_t n, void* pc, int line, const char* what);
+void cluster_thread_exit();  // a thread finished: fails if the cluster barrier waits for it
+
 // ---- the race check (runtime_races.cpp): traced blocks only; every call is a no-op elsewhere ------
 // Clocks: one entry per thread, per mbarrier (its completed phases) and per warpgroup's tensor cores (its
 // completed wgmma groups).
 constexpr int kMaxBarriers = 256;  // mbarriers per block the clocks follow
 extern bool hb_on;                 // the race check runs in this block
-void hb_reset();                   // before a block runs
-void hb_meet(int first, int n);    // threads first .. first+n-1 have met (__syncthreads)
+void hb_reset();                   // before a cluster (a block) runs
+void hb_meet(int first, int n);    // threads first .. first+n-1 of the running block have met (__syncthreads)
+void hb_meet_cluster();            // every thread of the cluster has met (the cluster barrier's wait)
 void hb_meet_lanes(int first, unsigned mask);  // the lanes of `mask` of the warp from thread `first` (__syncwarp)
 void hb_access(uintptr_t a, size_t n, int store, void* pc);  // a thread's own load or store of shared memory
 void hb_proxy_fence();             // the running thread's fence.proxy.async: its generic writes so far are fenced
@@ -242,7 +276,8 @@ void hb_barrier_init(BarrierClocks& c);
 void hb_barrier_arrive(BarrierClocks& c);        // the running thread releases what it knows
 void hb_barrier_wait(const BarrierClocks& c);    // the running thread acquires the completed phase
 void hb_barrier_complete(BarrierClocks& c, int barrier, unsigned phases);
-// A TMA copy to [dst, dst + bytes), issued by the running thread, lands "at" barrier's phase `phase`.
-void hb_copy_issued(uintptr_t dst, size_t bytes, void* pc, int barrier, unsigned phase, int line);
+// A TMA copy to [dst, dst + bytes) of block r's shared memory, issued by the running thread, lands "at" barrier's
+// phase `phase`.
+void hb_copy_issued(int r, uintptr_t dst, size_t bytes, void* pc, int barrier, unsigned phase, int line);
 
 }  // namespace emu

@@ -4,6 +4,7 @@
 // limits become reports (the signal handler). runtime_internal.h describes the runtime's files.
 #include "runtime_internal.h"
 
+#include <algorithm>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -163,8 +164,11 @@ inline void switch_to(int next) {
 }
 
 void describe_waits(char* out, size_t n) {
-  size_t used = 0;
+  size_t used = strlen(out);
   int shown = 0;
+  if (cluster_size > 1)
+    used += (size_t)snprintf(out + used, n - used, "%sin block (%u,%u,%u), rank %d of its cluster: ", used ? ". " : "",
+                             block_index[rank].x, block_index[rank].y, block_index[rank].z, rank);
   for (int i = 0; i < nthreads && used + 96 < n && shown < 6; ++i) {
     const Fiber& f = fibers[i];
     if (f.state == kRunnable) continue;
@@ -172,6 +176,7 @@ void describe_waits(char* out, size_t n) {
     char label[48];
     thread_label(i, label, sizeof label);
     const char* what = f.state == kWaitBlock       ? "waits at __syncthreads"
+                       : f.state == kWaitCluster   ? "waits at the cluster barrier (cluster_wait)"
                        : f.state == kWaitWarp      ? "waits at a warp collective"
                        : f.state == kWaitActive    ? "waits at __activemask"
                        : f.state == kWaitWarpgroup ? "waits at a wgmma call"
@@ -185,7 +190,8 @@ void describe_waits(char* out, size_t n) {
 }  // namespace
 
 namespace emu {
-// Blocks the running fiber and runs the next runnable one, in ring order.
+// Blocks the running fiber and runs the next runnable one, in ring order: of its own block first, then of the
+// cluster's next block that has one (its shared memory then moves into the window: enter_block).
 void block_current() {
   settle_activemask(fibers[cur].t.warp);
   for (int k = 1; k < nthreads; ++k) {
@@ -196,12 +202,32 @@ void block_current() {
       return;
     }
   }
-  char waits[2048];
-  describe_waits(waits, sizeof waits);
-  const char* fix = wgmma_deadlock_hint(waits, sizeof waits);  // what a setmaxnreg or a barrier still waits for
-  const char* bytes_fix = mbarrier_deadlock_hint(waits, sizeof waits);
+  for (int k = 1; k < cluster_size; ++k) {
+    const int r = (rank + k) % cluster_size;
+    for (int i = 0; i < nthreads; ++i)
+      if (block_fibers[r][i].state == kRunnable) {
+        Fiber* from = &fibers[cur];
+        enter_block(r);
+        cur = i;
+        __emu_cur = &fibers[i].t;
+        fiber_switch(&from->sp, fibers[i].sp);
+        return;
+      }
+  }
+  char waits[4096] = "";
+  const char *fix = nullptr, *bytes_fix = nullptr;
+  const int stuck = rank;
+  for (int k = 0; k < cluster_size; ++k) {  // every block of the cluster: what its threads wait for
+    enter_block((stuck + k) % cluster_size);
+    describe_waits(waits, sizeof waits);
+    const char* f = wgmma_deadlock_hint(waits, sizeof waits);  // what a setmaxnreg or a barrier still waits for
+    const char* b = mbarrier_deadlock_hint(waits, sizeof waits);
+    fix = fix ? fix : f, bytes_fix = bytes_fix ? bytes_fix : b;
+  }
+  enter_block(stuck);
   fix = fix ? fix : bytes_fix;
-  fail("kind=deadlock;detail=no thread of the block can go on: %s%s%s", waits, fix ? ";fix=" : "", fix ? fix : "");
+  fail("kind=deadlock;detail=no thread of the %s can go on: %s%s%s", cluster_size > 1 ? "cluster" : "block", waits,
+       fix ? ";fix=" : "", fix ? fix : "");
 }
 
 void thread_label(int i, char* out, size_t n) {
@@ -217,9 +243,15 @@ extern "C" void emu_fiber_main(Fiber* f) {
   f->state = kDone;
   ++done_count;
   barriers_thread_exit(*f);
+  cluster_thread_exit();
   if (done_count == nthreads) {
-    in_kernel = 0;
-    fiber_switch(&f->sp, main_sp);
+    block_finished();
+    bool all = true;
+    for (int r = 0; r < cluster_size; ++r) all &= (r == rank ? done_count : block_done[r]) == nthreads;
+    if (all) {
+      in_kernel = 0;
+      fiber_switch(&f->sp, main_sp);
+    }
   }
   block_current();  // settles a pending __activemask of this warp too
   __builtin_unreachable();
@@ -248,7 +280,7 @@ void on_signal(int sig, siginfo_t* info, void* ctx) {
   if (sig == SIGSEGV || sig == SIGBUS) {
     // A fault in the stacks' region, or with the stack pointer already below the running
     // thread's own stack (a frame larger than the guard page jumps over it), is an overflow.
-    uintptr_t own_lo = (uintptr_t)stacks + (size_t)cur * (kStackBytes + kPage) + kPage;
+    uintptr_t own_lo = (uintptr_t)stacks + (size_t)(rank * nthreads + cur) * (kStackBytes + kPage) + kPage;
     if (stacks && (a - (uintptr_t)stacks < stacks_span || (sp && sp < own_lo && own_lo - sp < (uintptr_t(1) << 32))))
       fail("kind=stack_overflow;pc=%p;limit=%zu", pc, kStackBytes);
     if (faults_as_out_of_bounds(a)) out_of_bounds(a, 1, -1, pc);
@@ -294,6 +326,8 @@ void read_request() {
       if (scanf("%d", &req.result_fd) != 1) bad_request(key);
     } else if (is("trace")) {
       if (scanf("%d %zu", &req.trace_fd, &req.trace_capacity) != 2) bad_request(key);
+    } else if (is("cluster")) {
+      if (scanf("%u %u %u", &req.cluster[0], &req.cluster[1], &req.cluster[2]) != 3) bad_request(key);
     } else if (is("trace_block")) {
       unsigned b;
       if (scanf("%u", &b) != 1) bad_request(key);
@@ -341,17 +375,19 @@ void map_result() {
   result = (ResultArea*)p;
 }
 
+// A stack for every thread of a cluster's blocks (they all live at once).
 void allocate_fibers() {
   size_t per = kStackBytes + kPage;
-  void* p = mmap(nullptr, per * nthreads, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                 -1, 0);
+  const size_t all = (size_t)nthreads * (size_t)cluster_size;
+  void* p = mmap(nullptr, per * all, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) fail("kind=internal;detail=cannot allocate fiber stacks");
   stacks = (char*)p;
-  stacks_span = per * nthreads;
-  for (int i = 0; i < nthreads; ++i) mprotect(stacks + i * per, kPage, PROT_NONE);  // guard below
-  fibers = new Fiber[kMaxThreads];
+  stacks_span = per * all;
+  for (size_t i = 0; i < all; ++i) mprotect(stacks + i * per, kPage, PROT_NONE);  // guard below
+  for (int r = 0; r < cluster_size; ++r) block_fibers[r] = new Fiber[kMaxThreads];
+  fibers = block_fibers[0];
 #if !defined(__x86_64__)
-  contexts = new ucontext_t[kMaxThreads];
+  contexts = new ucontext_t[kMaxThreads * kMaxCluster];
 #endif
 }
 
@@ -375,32 +411,55 @@ void bind_arguments() {
   }
 }
 
-void run_block(unsigned linear) {
-  unsigned gx = req.grid[0], gy = req.grid[1];
-  __emu_block_idx = {linear % gx, (linear / gx) % gy, linear / (gx * gy)};
-  poison_shared();
+// The cluster's blocks in rank order (%cluster_ctarank: x fastest), as a GPU places a cluster in the grid.
+unsigned cluster_count() {
+  return req.grid[0] / req.cluster[0] * (req.grid[1] / req.cluster[1]) * (req.grid[2] / req.cluster[2]);
+}
+unsigned cluster_of(unsigned linear) {
+  const unsigned gx = req.grid[0], gy = req.grid[1], x = linear % gx, y = linear / gx % gy, z = linear / (gx * gy);
+  const unsigned cx = req.grid[0] / req.cluster[0], cy = req.grid[1] / req.cluster[1];
+  return x / req.cluster[0] + cx * (y / req.cluster[1] + cy * (z / req.cluster[2]));
+}
+
+// Runs cluster c (without __cluster_dims__: block c) to completion, its blocks' threads in one scheduler.
+void run_cluster(unsigned c) {
+  const unsigned cx = req.grid[0] / req.cluster[0], cy = req.grid[1] / req.cluster[1];
+  const unsigned ox = c % cx * req.cluster[0], oy = c / cx % cy * req.cluster[1], oz = c / (cx * cy) * req.cluster[2];
+  start_cluster();
   unsigned bx = req.block[0], by = req.block[1];
-  for (int i = 0; i < nthreads; ++i) {
-    Fiber& f = fibers[i];
-    unsigned u = (unsigned)i;
-    f.t.tid = {u % bx, (u / bx) % by, u / (bx * by)};
-    f.t.linear = u;
-    f.t.lane = u % 32;
-    f.t.warp = u / 32;
-    f.state = kRunnable;
-    f.line = 0;
-    f.epoch = f.warp_epoch = f.seq = 0;
-    f.groups = f.proxy_fences = 0;
-    f.copies.clear();
-    // Stack tops staggered by cache lines: equally spaced tops would share L1 sets and evict
-    // each other at every switch.
-    f.sp = fiber_initial_sp(&f, stacks + (size_t)(i + 1) * (kStackBytes + kPage) - (size_t)(i % 64) * 64);
+  for (int r = 0; r < cluster_size; ++r) {
+    const unsigned u = (unsigned)r;
+    block_index[r] = {ox + u % req.cluster[0], oy + u / req.cluster[0] % req.cluster[1],
+                      oz + u / (req.cluster[0] * req.cluster[1])};
+    enter_block(r);
+    poison_shared();
+    for (int i = 0; i < nthreads; ++i) {
+      Fiber& f = fibers[i];
+      unsigned u = (unsigned)i;
+      f.t.tid = {u % bx, (u / bx) % by, u / (bx * by)};
+      f.t.linear = u;
+      f.t.lane = u % 32;
+      f.t.warp = u / 32;
+      f.t.rank = (unsigned)r;
+      f.state = kRunnable;
+      f.line = 0;
+      f.epoch = f.warp_epoch = f.seq = 0;
+      f.groups = f.proxy_fences = 0;
+      f.cluster_arrivals = f.cluster_waits = f.cluster_fence = 0;
+      f.copies.clear();
+      // Stack tops staggered by cache lines: equally spaced tops would share L1 sets and evict
+      // each other at every switch.
+      const size_t s = (size_t)(r * nthreads + i);
+      f.sp = fiber_initial_sp(&f, stacks + (s + 1) * (kStackBytes + kPage) - (s % 64) * 64);
+    }
+    reset_barriers();
+    reset_warpgroups();
+    done_count = 0;
+    block_done[r] = 0;
   }
-  reset_barriers();
-  reset_warpgroups();
+  enter_block(0);
   reset_mbarriers();
   hb_reset();
-  done_count = 0;
   cur = 0;
   __emu_cur = &fibers[0].t;
   in_kernel = 1;
@@ -420,26 +479,29 @@ void set_time_limit() {
   setitimer(ITIMER_REAL, &t, nullptr);
 }
 
-// Tracing runs only the chosen blocks, one at a time, in one process.
+// Tracing runs only the chosen blocks, one at a time (in a cluster, with the blocks of its cluster), in one process.
 void run_traced_blocks() {
   set_time_limit();
   unsigned nblocks = req.grid[0] * req.grid[1] * req.grid[2];
+  std::vector<unsigned> done;
   for (unsigned b : req.trace_blocks) {
     if (b >= nblocks) bad_request("trace_block beyond the grid");
-    trace_block = b;
+    const unsigned c = cluster_of(b);
+    if (std::find(done.begin(), done.end(), c) != done.end()) continue;
+    done.push_back(c);
     tracing = true;
-    run_block(b);
+    run_cluster(c);
     tracing = false;
   }
   fflush(stdout);
 }
 
-void run_blocks(Counter* counter, unsigned nblocks) {
+void run_blocks(Counter* counter, unsigned nclusters) {
   set_time_limit();
   for (;;) {
-    unsigned b = __sync_fetch_and_add(&counter->next, 1u);
-    if (b >= nblocks || counter->abort) break;
-    run_block(b);
+    unsigned c = __sync_fetch_and_add(&counter->next, 1u);
+    if (c >= nclusters || counter->abort) break;
+    run_cluster(c);
   }
   fflush(stdout);
 }
@@ -491,8 +553,13 @@ int main(int argc, char** argv) {
   __emu_block_dim = dim3(req.block[0], req.block[1], req.block[2]);
   nthreads = (int)(req.block[0] * req.block[1] * req.block[2]);
   if (nthreads < 1 || nthreads > kMaxThreads) bad_request("block size");
+  cluster_size = (int)(req.cluster[0] * req.cluster[1] * req.cluster[2]);
+  if (cluster_size < 1 || cluster_size > kMaxCluster) bad_request("cluster size");
+  for (int d = 0; d < 3; ++d)
+    if (req.grid[d] % req.cluster[d]) bad_request("a grid that is not a multiple of the cluster's dimensions");
   allocate_fibers();
-  unsigned nblocks = req.grid[0] * req.grid[1] * req.grid[2];
+  allocate_cluster();
+  unsigned nblocks = cluster_count();  // clusters, handed out to the workers
 
   Counter* counter =
       (Counter*)mmap(nullptr, sizeof(Counter), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);

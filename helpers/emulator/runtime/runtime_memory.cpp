@@ -284,6 +284,8 @@ void map_shared_memory() {
 
 // Shared memory is never zero on a GPU: fill it with 0xFF bytes (a NaN as float, -1 as int) so
 // that reading what no thread wrote shows up in the results.
+size_t shared_static_bytes() { return smem_size; }
+
 void poison_shared() {
   if (smem_size) std::memset(smem_lo, 0xFF, smem_size);
   if (req.dyn_smem) std::memset(dyn_lo, 0xFF, req.dyn_smem);

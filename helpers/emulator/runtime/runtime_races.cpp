@@ -1,8 +1,10 @@
 // Tile by Tile CPU emulator runtime: the happens-before race check of shared memory, in traced
 // blocks only. runtime_internal.h describes the runtime's files.
 //
-// Vector clocks over the block's threads, one pseudo-thread per mbarrier (its completed phases)
-// and one per warpgroup's tensor cores (its completed wgmma groups). Every shared word remembers
+// Vector clocks over the block's threads (a cluster's: every block's), one pseudo-thread per mbarrier (its
+// completed phases) and one per warpgroup's tensor cores (its completed wgmma groups). Each block of a cluster has
+// its own shared words; a multicast copy is checked in every block it writes, and a remote arrival releases what
+// its thread knew to the peer's barrier, so that a race between blocks is found as one within a block. Every shared word remembers
 // its last write (a thread's store, an asynchronous copy's landing, or a TMA copy, which happens
 // "at" the completion of its phase) and the reads since (a thread's loads; the tensor cores',
 // from a wgmma's issue to the wait that completes its group). A read or write not ordered after
@@ -28,12 +30,12 @@ namespace emu {
 bool hb_on = false;
 
 namespace {
-std::vector<std::vector<uint32_t>> clocks;  // per thread: hb_width() entries
+std::vector<std::vector<uint32_t>> clocks;  // per thread of the cluster (thread_agent): width() entries
 std::vector<std::vector<uint32_t>> fences;  // per thread: its clock at each fence.proxy.async, ascending
 struct Access {
   uint32_t clock;
-  uint16_t who;     // a thread; nthreads + barrier index for a TMA copy; tensor_agent(wg) for a wgmma's read
-  uint16_t thread;  // the thread that made it (a copy, a wgmma: the one that issued it)
+  uint16_t who;     // a thread_agent; barrier_agent for a TMA copy; tensor_agent for a wgmma's read
+  uint16_t thread;  // the thread_agent that made it (a copy, a wgmma: the one that issued it)
   uint8_t kind;     // 0 load, 1 store, 2 copy engine write, 3 tensor core read
   int line;         // the call's line where the runtime knows it (copies, wgmma), else 0 (from pc)
   void* pc;
@@ -44,15 +46,18 @@ struct WordShadow {
   uint8_t nreads;
   Access reads[6];
 };
-std::vector<WordShadow> shadow;  // one per 4-byte word of the shared window in use
+std::vector<WordShadow> shadows[kMaxCluster];  // per block: one per 4-byte word of the shared window in use
 size_t shadow_static_words = 0;
-bool reported_plain = false, reported_async = false;  // one race of each kind per block: the first
+bool reported_plain = false, reported_async = false;  // one race of each kind per block (cluster): the first
 
-size_t width() { return (size_t)nthreads + kMaxBarriers + kMaxWarpgroups; }
-int barrier_agent(int barrier) { return nthreads + barrier; }
-int tensor_agent(int wg) { return nthreads + kMaxBarriers + wg; }
+int all_threads() { return nthreads * cluster_size; }
+size_t width() { return (size_t)all_threads() + kMaxBarriers + (size_t)kMaxWarpgroups * cluster_size; }
+size_t thread_agent(int r, int i) { return (size_t)(r * nthreads + i); }
+size_t me() { return thread_agent(rank, cur); }
+int barrier_agent(int barrier) { return all_threads() + barrier; }
+int tensor_agent(int wg) { return all_threads() + kMaxBarriers + rank * kMaxWarpgroups + wg; }
 
-size_t hb_word(uintptr_t a, bool& ok) {
+size_t hb_word(const std::vector<WordShadow>& shadow, uintptr_t a, bool& ok) {
   size_t off;
   ok = shared_window(a, off);
   if (!ok) return 0;
@@ -90,11 +95,16 @@ void record_race(const Access& first, const Access& second, uintptr_t a, int cau
   uintptr_t rel;
   const int space = shared_space(a, rel);
   const int saved = cur;
+  Fiber* const saved_fibers = fibers;
+  const unsigned saved_block = trace_block;
   for (const Access* x : {&first, &second}) {
-    cur = x->thread;  // the record names the thread that made the access (a copy: its issuer)
+    // the record names the thread that made the access (a copy: its issuer), and its block
+    const int r = x->thread / nthreads;
+    cur = x->thread % nthreads, fibers = block_fibers[r];
+    trace_block = block_index[r].x + req.grid[0] * (block_index[r].y + req.grid[1] * block_index[r].z);
     trace_tagged(rel, x == &first ? 4 : (size_t)cause, x == &first ? 3 : 4, x->pc, space, x->kind, x->line);
   }
-  cur = saved;
+  cur = saved, fibers = saved_fibers, trace_block = saved_block;
   __emu_cur = &fibers[cur].t;
 }
 
@@ -108,16 +118,18 @@ int cause_of(const Access& first, const Access& second, const std::vector<uint32
   return kCausePlain;
 }
 
-// One access of n bytes at a by `who` (a thread, a copy's or the tensor cores' pseudo-thread) whose clocks are vc.
+// One access of n bytes at a (of block r's shared memory) by `who` (a thread, a copy's or the tensor cores'
+// pseudo-thread) whose clocks are vc.
 void hb_check(uintptr_t a, size_t n, int kind, void* pc, int who, uint32_t clock, const std::vector<uint32_t>& vc,
-              int line = 0) {
+              int line = 0, int r = -1) {
   const bool writes = kind == 1 || kind == 2, async = kind >= 2;
+  std::vector<WordShadow>& shadow = shadows[r < 0 ? rank : r];
   for (uintptr_t p = a & ~(uintptr_t)3; p < a + n; p += 4) {
     bool ok;
-    size_t w = hb_word(p, ok);
+    size_t w = hb_word(shadow, p, ok);
     if (!ok) continue;
     WordShadow& s = shadow[w];
-    Access me = {clock, (uint16_t)who, (uint16_t)cur, (uint8_t)kind, line, pc};
+    Access me = {clock, (uint16_t)who, (uint16_t)emu::me(), (uint8_t)kind, line, pc};
     if (s.written && s.write.who != who) {
       if (!ordered(s.write, vc)) record_race(s.write, me, p, cause_of(s.write, me, vc));
       else if (async && s.write.kind == 1 && !fenced(s.write, vc)) record_race(s.write, me, p, kCauseUnfenced);
@@ -141,53 +153,65 @@ void hb_reset() {
   hb_on = tracing;
   reported_plain = reported_async = false;
   if (!hb_on) return;
-  clocks.assign((size_t)nthreads, std::vector<uint32_t>(width(), 0));
-  for (int i = 0; i < nthreads; ++i) clocks[(size_t)i][(size_t)i] = 1;
-  fences.assign((size_t)nthreads, {});
+  clocks.assign((size_t)all_threads(), std::vector<uint32_t>(width(), 0));
+  for (int i = 0; i < all_threads(); ++i) clocks[(size_t)i][(size_t)i] = 1;
+  fences.assign((size_t)all_threads(), {});
   shadow_static_words = sizeof __emu_static_smem / 4;
-  shadow.assign(shadow_static_words + (req.dyn_smem + 3) / 4, WordShadow{});
+  for (int r = 0; r < cluster_size; ++r) shadows[r].assign(shadow_static_words + (req.dyn_smem + 3) / 4, WordShadow{});
 }
 
-// Threads first .. first+n-1 have met (a barrier): each now knows what all knew.
+// Threads first .. first+n-1 of the running block have met (a barrier): each now knows what all knew.
 void hb_meet(int first, int n) {
   if (!hb_on) return;
+  const size_t base = thread_agent(rank, 0);
   std::vector<uint32_t> all(width(), 0);
-  for (int i = first; i < first + n; ++i) join_into(all, clocks[(size_t)i]);
-  for (int i = first; i < first + n; ++i) {
-    clocks[(size_t)i] = all;
-    ++clocks[(size_t)i][(size_t)i];
+  for (size_t i = base + first; i < base + first + n; ++i) join_into(all, clocks[i]);
+  for (size_t i = base + first; i < base + first + n; ++i) {
+    clocks[i] = all;
+    ++clocks[i][i];
+  }
+}
+
+void hb_meet_cluster() {
+  if (!hb_on) return;
+  std::vector<uint32_t> all(width(), 0);
+  for (auto& c : clocks) join_into(all, c);
+  for (size_t i = 0; i < clocks.size(); ++i) {
+    clocks[i] = all;
+    ++clocks[i][i];
   }
 }
 
 void hb_meet_lanes(int first, unsigned mask) {
   if (!hb_on) return;
+  const size_t base = thread_agent(rank, first);
   std::vector<uint32_t> all(width(), 0);
   for (int l = 0; l < 32; ++l)
-    if (mask >> l & 1u) join_into(all, clocks[(size_t)(first + l)]);
+    if (mask >> l & 1u) join_into(all, clocks[base + l]);
   for (int l = 0; l < 32; ++l)
     if (mask >> l & 1u) {
-      clocks[(size_t)(first + l)] = all;
-      ++clocks[(size_t)(first + l)][(size_t)(first + l)];
+      clocks[base + l] = all;
+      ++clocks[base + l][base + l];
     }
 }
 
 // A thread's own load or store of shared memory (from the checks, traced blocks only).
 void hb_access(uintptr_t a, size_t n, int store, void* pc) {
   if (!hb_on) return;
-  hb_check(a, n, store ? 1 : 0, pc, cur, clocks[(size_t)cur][(size_t)cur], clocks[(size_t)cur]);
+  hb_check(a, n, store ? 1 : 0, pc, (int)me(), clocks[me()][me()], clocks[me()]);
 }
 
 void hb_proxy_fence() {
   if (!hb_on) return;
-  fences[(size_t)cur].push_back(clocks[(size_t)cur][(size_t)cur]);
-  ++clocks[(size_t)cur][(size_t)cur];  // a write after the fence is not covered by it
+  fences[me()].push_back(clocks[me()][me()]);
+  ++clocks[me()][me()];  // a write after the fence is not covered by it
 }
 
 // Tensor-core reads of a wgmma's B tile, from its issue: ordered after what any of the warpgroup's threads knew.
 void hb_tensor_issue(int wg, const char* rows, int n, int k0, unsigned group, void* pc, int line) {
   if (!hb_on) return;
   std::vector<uint32_t> vc(width(), 0);
-  for (int i = wg * kWarpgroupThreads; i < (wg + 1) * kWarpgroupThreads; ++i) join_into(vc, clocks[(size_t)i]);
+  for (int i = wg * kWarpgroupThreads; i < (wg + 1) * kWarpgroupThreads; ++i) join_into(vc, clocks[thread_agent(rank, i)]);
   for (int c = 0; c < n; ++c)
     for (int k = 0; k < 8; k += 4) {  // one check per 16-byte chunk the tensor cores read
       const uintptr_t logical = (uintptr_t)rows + (size_t)c * 128 + (size_t)(k0 + k) * 4;
@@ -199,7 +223,7 @@ void hb_tensor_complete(int wg, unsigned groups_done) {
   if (!hb_on) return;
   const size_t agent = (size_t)tensor_agent(wg);
   for (int i = wg * kWarpgroupThreads; i < (wg + 1) * kWarpgroupThreads; ++i)
-    clocks[(size_t)i][agent] = std::max(clocks[(size_t)i][agent], (uint32_t)groups_done);
+    clocks[thread_agent(rank, i)][agent] = std::max(clocks[thread_agent(rank, i)][agent], (uint32_t)groups_done);
 }
 
 // ---- mbarriers: arrive -> the phase's completion -> wait ---------------------------------------
@@ -209,12 +233,12 @@ void hb_barrier_init(BarrierClocks& c) {
 
 void hb_barrier_arrive(BarrierClocks& c) {
   if (!hb_on) return;
-  join_into(c.acc, clocks[(size_t)cur]);
-  ++clocks[(size_t)cur][(size_t)cur];
+  join_into(c.acc, clocks[me()]);
+  ++clocks[me()][me()];
 }
 
 void hb_barrier_wait(const BarrierClocks& c) {
-  if (hb_on) join_into(clocks[(size_t)cur], c.done);
+  if (hb_on) join_into(clocks[me()], c.done);
 }
 
 void hb_barrier_complete(BarrierClocks& c, int barrier, unsigned phases) {
@@ -225,11 +249,11 @@ void hb_barrier_complete(BarrierClocks& c, int barrier, unsigned phases) {
 }
 
 // The copy writes its words "at" its phase's completion, issued after what its issuer knew.
-void hb_copy_issued(uintptr_t dst, size_t bytes, void* pc, int barrier, unsigned phase, int line) {
+void hb_copy_issued(int r, uintptr_t dst, size_t bytes, void* pc, int barrier, unsigned phase, int line) {
   if (!hb_on) return;
-  std::vector<uint32_t> vc = clocks[(size_t)cur];
-  hb_check(dst, bytes, 2, pc, barrier_agent(barrier), phase, vc, line);
-  ++clocks[(size_t)cur][(size_t)cur];
+  std::vector<uint32_t> vc = clocks[me()];
+  hb_check(dst, bytes, 2, pc, barrier_agent(barrier), phase, vc, line, r);
+  ++clocks[me()][me()];
 }
 
 }  // namespace emu

@@ -35,7 +35,8 @@ struct EmuTensorMap {
 constexpr uint32_t kTensorMapMagic = 0x50414d54u;  // "TMAP"
 
 struct PendingCopy {
-  char* dst;
+  char* dst;                         // in the window: of block `rank`'s shared memory
+  int rank, from;                    // and the rank of the block whose thread issued it
   std::vector<unsigned char> bytes;  // the box as it will lie in shared memory
   int issuer;
   void* pc;
@@ -43,7 +44,8 @@ struct PendingCopy {
 };
 
 struct Mbarrier {
-  int index;                  // its pseudo-thread in the race check's clocks: nthreads + index
+  int index;                  // its pseudo-thread in the race check's clocks
+  int rank;                   // its block's, in the cluster
   unsigned count, missing;    // arrivals per phase, and still missing in the current one
   long long tx;               // transaction bytes announced and not yet landed
   unsigned phases;            // completed
@@ -52,13 +54,19 @@ struct Mbarrier {
   unsigned init_epoch, init_warp_epoch;
   bool fenced;                // the initializer's fence_mbarrier_init (or fence.proxy.async) followed it
   unsigned fence_epoch, fence_warp_epoch;
+  unsigned fence_cluster;     // the initializer's cluster barrier arrivals at that fence, + 1 (0: none)
   long long announced, landed;  // bytes announced (expect_tx) and landed in the current phase
   int expect_line;            // the last mbarrier_arrive_expect_tx of the current phase
   std::vector<PendingCopy> copies;
   BarrierClocks clocks;       // released into the current phase, and by the last completed one
 };
-std::unordered_map<uintptr_t, Mbarrier> mbarriers;
+std::unordered_map<uintptr_t, Mbarrier> mbarriers;  // of every block of the cluster, by key()
 int n_mbarriers = 0;
+
+// A barrier's key: its address in the window, and its block's rank in the high bits (every block of a cluster has
+// its barriers at the same addresses).
+uintptr_t key(const void* bar, int r) { return (uintptr_t)bar | (uintptr_t)r << 56; }
+int rank_of(uintptr_t k) { return (int)(k >> 56); }
 
 // ---- mbarriers ------------------------------------------------------------------------------------
 // Whether what thread `by` did at (epoch, warp_epoch) is visible to the running thread: a __syncthreads since, or
@@ -68,13 +76,31 @@ bool visible(int by, unsigned epoch, unsigned warp_epoch) {
   return by == cur || f.epoch > epoch || (fibers[by].t.warp == f.t.warp && f.warp_epoch > warp_epoch);
 }
 
-Mbarrier& barrier_at(unsigned long long* bar, int line, const char* what, bool copy = false) {
+// Block r's barrier at bar (another block's: reached through distributed shared memory, mapa).
+Mbarrier& remote_barrier_at(unsigned long long* bar, int r, int line, const char* what) {
+  auto it = mbarriers.find(key(bar, r));
+  const Mbarrier* b = it == mbarriers.end() ? nullptr : &it->second;
+  if (!b || !b->fenced || !cluster_init_visible(b->fence_cluster))
+    fail("kind=cluster;line=%d;detail=%s uses the barrier of block rank %d of the cluster %s: on a GPU this thread "
+         "may see the barrier's word as it was before that block's mbarrier_init (garbage: a hang, or a phase that "
+         "completes at once);fix=after one thread's mbarrier_init calls and fence_mbarrier_init(), have every thread "
+         "of every block call cluster_sync() (the cluster barrier) before any thread uses a peer's barrier, or "
+         "multicasts to it",
+         line, what, r,
+         !b ? "before that block's mbarrier_init ran"
+            : !b->fenced ? "whose mbarrier_init was not followed by fence_mbarrier_init() in its thread"
+                         : "with no cluster barrier (cluster_sync) between that block's mbarrier_init and this use");
+  return it->second;
+}
+
+Mbarrier& barrier_at(unsigned long long* bar, int line, const char* what, bool copy = false, int r = -1) {
   size_t off;
   if (!shared_window((uintptr_t)bar, off) || (uintptr_t)bar % 8)
     fail("kind=mbarrier;line=%d;detail=%s is given an address that is not an 8-byte aligned word of shared "
          "memory;fix=declare the barriers as __shared__ unsigned long long bar[N] (or uint64_t) and pass &bar[i]",
          line, what);
-  auto it = mbarriers.find((uintptr_t)bar);
+  if (r >= 0 && r != rank) return remote_barrier_at(bar, r, line, what);
+  auto it = mbarriers.find(key(bar, rank));
   if (it == mbarriers.end())
     fail("kind=mbarrier;line=%d;detail=%s uses a barrier that no mbarrier_init has set up in this block (on a GPU "
          "its phase and counts are garbage: a hang or a wait that passes at once);fix=have one thread call "
@@ -106,20 +132,31 @@ void land_copies(Mbarrier& b) {
   while (!b.copies.empty()) {
     PendingCopy c = std::move(b.copies.front());
     b.copies.erase(b.copies.begin());
-    std::memcpy(c.dst, c.bytes.data(), c.bytes.size());
+    std::memcpy(shared_of(c.rank, c.dst), c.bytes.data(), c.bytes.size());
     b.tx -= (long long)c.bytes.size();
     b.landed += (long long)c.bytes.size();
     if (b.missing == 0 && (b.tx < 0 || (b.tx == 0 && !b.copies.empty()))) {
       long long delivered = b.landed;
       for (const PendingCopy& rest : b.copies) delivered += (long long)rest.bytes.size();
       const int at = b.copies.empty() ? c.line : b.copies.front().line;
+      int peer = c.from != b.rank ? c.from : -1;
+      for (const PendingCopy& rest : b.copies) peer = peer < 0 && rest.from != b.rank ? rest.from : peer;
+      char cluster[640] = "";
+      if (peer >= 0)
+        snprintf(cluster, sizeof cluster,
+                 ". Among them is a multicast from block rank %d of the cluster: either this block's "
+                 "mbarrier_arrive_expect_tx leaves out the boxes its peers multicast into it, or a peer multicast into "
+                 "this stage for a later round before this block's consumers gave it back (the empty barrier a "
+                 "producer waits on before a multicast counts the consumers of every block the box goes to)",
+                 peer);
       fail("kind=mbarrier;line=%d;detail=mbarrier_arrive_expect_tx announced %lld bytes for this phase of the "
            "barrier (mbarrier_init at line %d), but the copies issued to it deliver %lld: the phase completes as soon "
            "as the announced bytes have landed, so on a GPU it completes while the copy of line %d may still be "
            "writing the stage (its readers see part of the old tile), and the bytes beyond are counted off the next "
-           "phase (the transaction count goes negative);fix=announce exactly the bytes of the copies issued to the "
-           "barrier in each phase (a box of R x C floats is 4 R C bytes)",
-           b.expect_line, b.announced, b.line, delivered, at);
+           "phase (the transaction count goes negative)%s;fix=announce exactly the bytes of the copies issued to the "
+           "barrier in each phase (a box of R x C floats is 4 R C bytes), in a cluster the peers' multicast boxes "
+           "that land in this block too",
+           b.expect_line, b.announced, b.line, delivered, at, cluster);
     }
   }
 }
@@ -161,11 +198,13 @@ void trace_event(int op, uintptr_t a, void* pc, int parity, int line) {
   trace_tagged(rel, 0, op, pc, space, parity, line);
 }
 
-uintptr_t waiting_for[kMaxThreads];  // the barrier a thread in kWaitMbarrier waits for
+uintptr_t waiting_for[kMaxCluster][kMaxThreads];  // the barrier (key) a thread in kWaitMbarrier waits for
 
-void wake_waiters_of(uintptr_t bar) {
+void wake_waiters_of(uintptr_t k) {
+  const int r = rank_of(k);
+  Fiber* f = block_fibers[r];
   for (int i = 0; i < nthreads; ++i)
-    if (fibers[i].state == kWaitMbarrier && waiting_for[i] == bar) fibers[i].state = kRunnable;
+    if (f[i].state == kWaitMbarrier && waiting_for[r][i] == k) f[i].state = kRunnable;
 }
 
 // What a TF32 tensor map delivers: round to nearest, ties to even, which no document states but an H100 did bit by bit
@@ -187,8 +226,10 @@ void reset_mbarriers() {
 
 void mbarrier_proxy_fence() {
   const Fiber& f = fibers[cur];
-  for (auto& [addr, b] : mbarriers)
-    if (b.initializer == cur && !b.fenced) b.fenced = true, b.fence_epoch = f.epoch, b.fence_warp_epoch = f.warp_epoch;
+  for (auto& [k, b] : mbarriers)
+    if (b.rank == rank && b.initializer == cur && !b.fenced)
+      b.fenced = true, b.fence_epoch = f.epoch, b.fence_warp_epoch = f.warp_epoch,
+      b.fence_cluster = f.cluster_arrivals + 1;
 }
 
 const char* mbarrier_deadlock_hint(char* out, size_t n) {
@@ -196,9 +237,10 @@ const char* mbarrier_deadlock_hint(char* out, size_t n) {
   size_t used = std::strlen(out);
   std::vector<uintptr_t> told;
   for (int i = 0; i < nthreads && used + 200 < n; ++i) {
-    if (fibers[i].state != kWaitMbarrier || std::find(told.begin(), told.end(), waiting_for[i]) != told.end()) continue;
-    told.push_back(waiting_for[i]);
-    auto it = mbarriers.find(waiting_for[i]);
+    const uintptr_t k = waiting_for[rank][i];
+    if (fibers[i].state != kWaitMbarrier || std::find(told.begin(), told.end(), k) != told.end()) continue;
+    told.push_back(k);
+    auto it = mbarriers.find(k);
     if (it == mbarriers.end()) continue;
     const Mbarrier& b = it->second;
     if (b.missing == 0 && b.tx > 0 && b.copies.empty())
@@ -230,15 +272,15 @@ extern "C" void __emu_mbarrier_init(unsigned long long* bar, unsigned count, int
     fail("kind=mbarrier;line=%d;detail=mbarrier_init(bar, %u): a barrier counts 1 to 2^20 - 1 arrivals per "
          "phase;fix=pass the number of threads (or warps) that arrive in each phase",
          line, count);
-  Mbarrier& b = mbarriers[(uintptr_t)bar];
-  if (b.count == 0) b.index = n_mbarriers++;
+  Mbarrier& b = mbarriers[key(bar, rank)];
+  if (b.count == 0) b.index = n_mbarriers++, b.rank = rank;
   if (hb_on && b.index >= kMaxBarriers)
     fail("kind=mbarrier;line=%d;detail=more than %d mbarriers in one block: the emulator's race check follows "
          "at most that many",
          line, kMaxBarriers);
   b.count = b.missing = count, b.tx = 0, b.phases = 0, b.line = line;
   b.initializer = cur, b.init_epoch = fibers[cur].epoch, b.init_warp_epoch = fibers[cur].warp_epoch;
-  b.fenced = false, b.announced = b.landed = 0, b.expect_line = 0;
+  b.fenced = false, b.fence_cluster = 0, b.announced = b.landed = 0, b.expect_line = 0;
   b.copies.clear();
   hb_barrier_init(b.clocks);
   *bar = 0;  // the word itself: what a GPU keeps there is opaque
@@ -247,7 +289,7 @@ extern "C" void __emu_mbarrier_init(unsigned long long* bar, unsigned count, int
 extern "C" void __emu_mbarrier_arrive(unsigned long long* bar, unsigned tx_bytes, int line) {
   Mbarrier& b = barrier_at(bar, line, tx_bytes ? "mbarrier_arrive_expect_tx" : "mbarrier_arrive");
   trace_event(6, (uintptr_t)bar, __builtin_return_address(0), (int)(b.phases & 1), line);
-  arrive(b, (uintptr_t)bar, line, tx_bytes ? "mbarrier_arrive_expect_tx" : "mbarrier_arrive", tx_bytes);
+  arrive(b, key(bar, rank), line, tx_bytes ? "mbarrier_arrive_expect_tx" : "mbarrier_arrive", tx_bytes);
 }
 
 extern "C" void __emu_mbarrier_wait(unsigned long long* bar, unsigned parity, int line) {
@@ -265,42 +307,52 @@ extern "C" void __emu_mbarrier_wait(unsigned long long* bar, unsigned parity, in
     }
     if (b.missing == 0 && !b.copies.empty()) {  // only the copies are missing: they land now
       land_copies(b);
-      complete_phase_if_done(b, (uintptr_t)bar);
+      complete_phase_if_done(b, key(bar, rank));
       continue;
     }
     fibers[cur].state = kWaitMbarrier;
     fibers[cur].line = line;
-    waiting_for[cur] = (uintptr_t)bar;
+    waiting_for[rank][cur] = key(bar, rank);
     block_current();
   }
 }
 
-extern "C" void __emu_tma_load_2d(void* dst, const void* map_arg, unsigned long long* bar, int row, int col,
-                                  int line) {
-  void* pc = __builtin_return_address(0);
+namespace {
+// A TMA copy of one box: into the running block (mask 0), or, multicast, into every block of the cluster whose bit
+// is set in mask, each at dst and reporting to its own barrier at bar.
+void tma_copy(const char* what, void* dst, const void* map_arg, unsigned long long* bar, int row, int col,
+              unsigned mask, int line, void* pc) {
   EmuTensorMap m;
   std::memcpy(&m, map_arg, sizeof m);
   if (m.magic != kTensorMapMagic || m.buffer >= buffers.size())
-    fail("kind=tma;line=%d;detail=tma_load_2d is given something that is not a tensor map built by the host;fix=pass "
+    fail("kind=tma;line=%d;detail=%s is given something that is not a tensor map built by the host;fix=pass "
          "the address of the kernel's `const __grid_constant__ TensorMap` parameter, built by "
          "helpers.run.tensor_maps (on a GPU a garbage map is an illegal instruction)",
-         line);
+         line, what);
   size_t off;
   if (!shared_window((uintptr_t)dst, off) || off % 128)
-    fail("kind=tma;line=%d;detail=the destination of tma_load_2d is not a 128-byte aligned address in shared "
+    fail("kind=tma;line=%d;detail=the destination of %s is not a 128-byte aligned address in shared "
          "memory%s;fix=point it at a shared-memory tile aligned to 1024 bytes (the 128-byte swizzle's pattern "
          "repeats every 1024)",
-         line, shared_window((uintptr_t)dst, off) ? "" : " (it copies global memory into shared memory)");
+         line, what, shared_window((uintptr_t)dst, off) ? "" : " (it copies global memory into shared memory)");
   const size_t row_bytes = (size_t)m.box_cols * 4, bytes = row_bytes * m.box_rows;
   long long dyn;
   if (!in_dynamic((uintptr_t)dst, dyn) || dyn < 0 || (size_t)dyn + bytes > req.dyn_smem)
-    fail("kind=tma;line=%d;detail=the box of tma_load_2d, %u x %u floats (%zu bytes), does not lie inside the "
+    fail("kind=tma;line=%d;detail=the box of %s, %u x %u floats (%zu bytes), does not lie inside the "
          "block's dynamic shared memory (%zu bytes from byte %lld);fix=launch with enough dynamic shared memory for "
          "every stage and the bytes skipped to align them",
-         line, m.box_rows, m.box_cols, bytes, req.dyn_smem, dyn);
-  Mbarrier& b = barrier_at(bar, line, "tma_load_2d", true);
-  wgmma_check_overwrite((uintptr_t)dst, bytes, pc, line, "TMA copy");
-  PendingCopy c{(char*)dst, std::vector<unsigned char>(bytes, 0), cur, pc, line};
+         line, what, m.box_rows, m.box_cols, bytes, req.dyn_smem, dyn);
+  if (mask && (mask >> cluster_size || mask >= 1u << 16))
+    fail("kind=cluster;line=%d;detail=%s's mask 0x%x names block ranks beyond the cluster's %d blocks (PTX: the "
+         "behaviour is undefined);fix=set bit r of the mask for each rank r (0 .. %d) the box goes to",
+         line, what, mask, cluster_size, cluster_size - 1);
+  const unsigned targets = mask ? mask : 1u << rank;
+  for (int r = 0; r < cluster_size; ++r)  // every barrier and peer checked before any byte moves
+    if (targets >> r & 1u) {
+      barrier_at(bar, line, what, true, r);
+      if (r != rank) cluster_remote_use(r, line, what);
+    }
+  std::vector<unsigned char> box(bytes, 0);
   const Buffer& src = buffers[m.buffer];
   for (uint32_t r = 0; r < m.box_rows; ++r)
     for (uint32_t k = 0; k < m.box_cols; ++k) {
@@ -317,12 +369,28 @@ extern "C" void __emu_tma_load_2d(void* dst, const void* map_arg, unsigned long 
       }
       const uintptr_t at = (uintptr_t)dst + r * row_bytes + k * 4;
       const size_t phys = m.swizzle == 128 ? swizzle128(at) : at;
-      std::memcpy(c.bytes.data() + (phys - (uintptr_t)dst), &v, 4);
+      std::memcpy(box.data() + (phys - (uintptr_t)dst), &v, 4);
     }
-  hb_copy_issued((uintptr_t)dst, bytes, pc, b.index, b.phases + 1, line);
-  trace_event(5, (uintptr_t)bar, pc, (int)(b.phases & 1), line);  // names the barrier: the stage
-  b.copies.push_back(std::move(c));
-  if (b.missing == 0) wake_waiters_of((uintptr_t)bar);
+  for (int r = 0; r < cluster_size; ++r) {
+    if (!(targets >> r & 1u)) continue;
+    Mbarrier& b = barrier_at(bar, line, what, true, r);
+    char into[400];
+    snprintf(into, sizeof into,
+             "TMA multicast copy into block rank %d of the cluster (whose stage was given back before its consumers "
+             "were done: its empty barrier counts both blocks' consumers, or whose full barrier completed before this "
+             "box landed: its expect_tx counts the peers' boxes too)", r);
+    wgmma_check_overwrite_in(r, (uintptr_t)dst, bytes, pc, line, r == rank ? "TMA copy" : into);
+    hb_copy_issued(r, (uintptr_t)dst, bytes, pc, b.index, b.phases + 1, line);
+    if (r == rank) trace_event(5, (uintptr_t)bar, pc, (int)(b.phases & 1), line);  // names the barrier: the stage
+    b.copies.push_back(PendingCopy{(char*)dst, r, rank, box, cur, pc, line});
+    if (b.missing == 0) wake_waiters_of(key(bar, r));
+  }
+}
+}  // namespace
+
+extern "C" void __emu_tma_load_2d(void* dst, const void* map_arg, unsigned long long* bar, int row, int col,
+                                  int line) {
+  tma_copy("tma_load_2d", dst, map_arg, bar, row, col, 0, line, __builtin_return_address(0));
 }
 
 extern "C" void __emu_fence_mbarrier_init(int line) {
@@ -339,4 +407,25 @@ extern "C" void __emu_tma_check_map(const void* map_arg, int line) {
     fail("kind=tma;line=%d;detail=tma_prefetch_map is given something that is not a tensor map built by the host;"
          "fix=pass the address of the kernel's `const __grid_constant__ TensorMap` parameter",
          line);
+}
+
+// ---- clusters: a peer block's barriers and multicast copies (runtime_cluster.cpp runs the cluster) ----------------
+extern "C" void __emu_tma_load_2d_multicast(void* dst, const void* map_arg, unsigned long long* bar, int row, int col,
+                                            unsigned short mask, int line) {
+  if (!mask)
+    fail("kind=cluster;line=%d;detail=tma_load_2d_multicast's mask is 0: the box goes to no block;fix=set bit r of "
+         "the mask for each rank r of the cluster the box goes to",
+         line);
+  tma_copy("tma_load_2d_multicast", dst, map_arg, bar, row, col, mask, line, __builtin_return_address(0));
+}
+
+extern "C" void __emu_mbarrier_arrive_cluster(unsigned long long* bar, unsigned r, int line) {
+  if (r >= (unsigned)cluster_size)
+    fail("kind=cluster;line=%d;detail=mbarrier_arrive_cluster names block rank %u, but the cluster has %d blocks "
+         "(mapa of a rank outside the cluster is undefined);fix=pass a rank from 0 to %d",
+         line, r, cluster_size, cluster_size - 1);
+  Mbarrier& b = barrier_at(bar, line, "mbarrier_arrive_cluster", false, (int)r);
+  if ((int)r != rank) cluster_remote_use((int)r, line, "mbarrier_arrive_cluster");
+  else trace_event(6, (uintptr_t)bar, __builtin_return_address(0), (int)(b.phases & 1), line);
+  arrive(b, key(bar, (int)r), line, "mbarrier_arrive_cluster", 0);
 }

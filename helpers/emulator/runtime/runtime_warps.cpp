@@ -27,6 +27,29 @@ void check_no_exited_threads(const char* what, int line) {
 }
 }  // namespace
 
+// The other blocks of a cluster keep theirs here while one runs (enter_block).
+namespace {
+struct SavedBarriers {
+  WarpState warps[kMaxWarps];
+  int block_arrived, block_line, reduce_acc[3], reduce_result;
+  int active_waiting[kMaxWarps];
+};
+SavedBarriers saved_barriers[kMaxCluster];
+}  // namespace
+
+void barriers_swap_block(int from, int to) {
+  SavedBarriers& a = saved_barriers[from];
+  std::memcpy(a.warps, warps, sizeof warps);
+  std::memcpy(a.active_waiting, active_waiting, sizeof active_waiting);
+  std::memcpy(a.reduce_acc, reduce_acc, sizeof reduce_acc);
+  a.block_arrived = block_arrived, a.block_line = block_line, a.reduce_result = reduce_result;
+  const SavedBarriers& b = saved_barriers[to];
+  std::memcpy(warps, b.warps, sizeof warps);
+  std::memcpy(active_waiting, b.active_waiting, sizeof active_waiting);
+  std::memcpy(reduce_acc, b.reduce_acc, sizeof reduce_acc);
+  block_arrived = b.block_arrived, block_line = b.block_line, reduce_result = b.reduce_result;
+}
+
 void reset_barriers() {
   std::memset(warps, 0, sizeof warps);
   std::memset(active_waiting, 0, sizeof active_waiting);

@@ -403,6 +403,39 @@ void grant_registers() {
 }
 }  // namespace
 
+namespace {
+// The other blocks of a cluster keep theirs here while one runs (enter_block).
+struct SavedWarpgroups {
+  Warpgroup warpgroups[kMaxWarpgroups];
+  std::vector<Seen> seen[kMaxThreads];
+  std::vector<GenericWrite> generic_writes;
+  uint32_t block_serial = 0;
+};
+SavedWarpgroups* saved_warpgroups = nullptr;  // [kMaxCluster], made at the first swap
+}  // namespace
+
+void warpgroups_swap_block(int from, int to) {
+  if (!saved_warpgroups) saved_warpgroups = new SavedWarpgroups[kMaxCluster];
+  for (int k = 0; k < 2; ++k) {  // swap out into `from`'s place, then in from `to`'s
+    SavedWarpgroups& a = saved_warpgroups[k ? to : from];
+    for (int w = 0; w < kMaxWarpgroups; ++w) std::swap(a.warpgroups[w], warpgroups[w]);
+    for (int i = 0; i < nthreads; ++i) std::swap(a.seen[i], seen[i]);
+    std::swap(a.generic_writes, generic_writes);
+    std::swap(a.block_serial, block_serial);
+  }
+}
+
+void wgmma_check_overwrite_in(int r, uintptr_t lo, size_t n, void* pc, int line, const char* what) {
+  if (r == rank) return wgmma_check_overwrite(lo, n, pc, line, what);
+  const int was = rank;
+  warpgroups_swap_block(was, r);  // block r's warpgroups in place for the check, then back
+  struct Back {
+    int was, r;
+    ~Back() { warpgroups_swap_block(r, was); }
+  } back{was, r};
+  wgmma_check_overwrite(lo, n, pc, line, what);
+}
+
 void reset_warpgroups() {
   for (Warpgroup& g : warpgroups) {
     g.arrived = g.done = 0, g.commits = 0, g.fenced = false, g.ops.clear(), g.chains.clear();

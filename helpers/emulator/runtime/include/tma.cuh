@@ -51,3 +51,23 @@ struct __emu_setmaxnreg_site {
 static inline __emu_setmaxnreg_site __emu_setmaxnreg_at(int __line) { return {__line}; }
 #define setmaxnreg_dec __emu_setmaxnreg_at(__LINE__).__dec
 #define setmaxnreg_inc __emu_setmaxnreg_at(__LINE__).__inc
+
+// ---- thread block clusters (a kernel declared __cluster_dims__(X, Y, Z); runtime/runtime_cluster.cpp) ----------
+// The cluster's blocks run together, each with its own shared memory. A peer's barrier is used only after a
+// cluster_sync that follows its initialization, and a block finishes only after a cluster_sync that follows every
+// peer's last multicast into it and arrival on its barriers: each is stopped with its line otherwise.
+extern "C" {
+unsigned __emu_cluster_ctarank();
+void __emu_cluster_arrive(int __line);
+void __emu_cluster_wait(int __line);
+void __emu_mbarrier_arrive_cluster(unsigned long long* __bar, unsigned __rank, int __line);
+void __emu_tma_load_2d_multicast(void* __dst, const void* __map, unsigned long long* __bar, int __row, int __col,
+                                 unsigned short __mask, int __line);
+}
+static inline unsigned cluster_ctarank() { return __emu_cluster_ctarank(); }
+#define cluster_arrive() __emu_cluster_arrive(__LINE__)
+#define cluster_wait() __emu_cluster_wait(__LINE__)
+#define cluster_sync() (__emu_cluster_arrive(__LINE__), __emu_cluster_wait(__LINE__))
+#define mbarrier_arrive_cluster(bar, rank) __emu_mbarrier_arrive_cluster((bar), (rank), __LINE__)
+#define tma_load_2d_multicast(dst, map, bar, row, col, mask) \
+  __emu_tma_load_2d_multicast((dst), static_cast<const TensorMap*>(map), (bar), (row), (col), (mask), __LINE__)
