@@ -50,17 +50,22 @@
 
 constexpr int GROUP_M = 8;  // tile rows per band of the tile order
 
-template <int BM, int CONSUMERS, int STAGES, int EPILOGUE = 0, int PINGPONG = 0, int CLUSTER = 1>
-__global__ void __launch_bounds__(128 * CONSUMERS + 128, 1)
-    sgemm_warp_specialized(int M, int N, int K, float alpha, const __grid_constant__ TensorMap tmA,
-                           const __grid_constant__ TensorMap tmB, float beta, float* __restrict__ C) {
+// The kernel's body; the two entry points at the end differ only in C's tensor map.
+template <int BM, int CONSUMERS, int STAGES, int EPILOGUE, int PINGPONG, int CLUSTER>
+__device__ __forceinline__ void warp_specialized(int M, int N, int K, float alpha, const TensorMap& tmA,
+                                                 const TensorMap& tmB, float beta, float* __restrict__ C,
+                                                 const TensorMap* tmC) {
   constexpr int BK = 32, BN = 64 * CONSUMERS;
   constexpr int A_FLOATS = BM * BK, B_FLOATS = BK * BN, STAGE_FLOATS = A_FLOATS + B_FLOATS;
   constexpr unsigned STAGE_BYTES = 4 * STAGE_FLOATS;
+  constexpr int EPI_ROWS = 32;      // EPILOGUE = 1: rows of C a warpgroup stages at a time (C's map: boxes of 32 x 32)
+  constexpr int STORE_BARRIER = 1;  // EPILOGUE = 1: consumer warpgroup c syncs its 128 threads on barrier 1 + c
   static_assert(BM == 128 || BM == 256, "BM (wgmma's N, a TMA box of up to 256 rows) is 128 or 256");
   static_assert(CONSUMERS == 1 || CONSUMERS == 2, "CONSUMERS is 1 or 2 multiplying warpgroups");
   static_assert(STAGES >= 2, "STAGES >= 2: one stage is multiplied while the next one loads");
-  static_assert(EPILOGUE == 0 && PINGPONG == 0 && CLUSTER == 1, "the steps past the stage are not built yet");
+  static_assert(BM % (2 * EPI_ROWS) == 0, "EPILOGUE = 1: a tile has an even number of sub-tiles (buffer h % 2)");
+  static_assert(EPILOGUE == 0 || EPILOGUE == 1, "EPILOGUE is 0 (C from registers) or 1 (through shared memory, TMA stores)");
+  static_assert(PINGPONG == 0 && CLUSTER == 1, "the steps past the stage are not built yet");
   __shared__ unsigned long long full[STAGES];   // full[s]: stage s's copies have landed
   __shared__ unsigned long long empty[STAGES];  // empty[s]: the consumers are done with stage s
   extern __shared__ __align__(128) float smem[];
@@ -163,9 +168,21 @@ __global__ void __launch_bounds__(128 * CONSUMERS + 128, 1)
     // tile, column n + i/2. Each row's pair of columns is one 8-byte store where both lie in C. With
     // beta != 0, C is read C_BATCH rows of 8 at a time, the batch's loads all before its stores, so
     // that they are in flight together (as 10_wgmma does).
-    constexpr int C_BATCH = 8;
+    constexpr int C_BATCH = EPILOGUE == 0 ? 8 : EPI_ROWS / 8;  // EPILOGUE = 1: one sub-tile's rows
     const bool alignedC = N % 2 == 0 && reinterpret_cast<size_t>(C) % 8 == 0;
     const int col = tn * BN + n;
+    // EPILOGUE = 1: the warpgroup's two staging buffers of EPI_ROWS x 64 (two boxes of 32 columns, in the 128-byte
+    // swizzle), after the ring; sub-tile h of the tile goes to buffer h % 2. Lanes with t4 >= 2 write their two
+    // rows in the other order (flip), so that each half-warp's 8-byte writes fill the 32 banks once: slot[i] is
+    // where row 2 t4 + (i ^ flip) of this lane's pair of columns lies in a buffer.
+    [[maybe_unused]] float* const staging = tiles + STAGES * STAGE_FLOATS + c * 2 * EPI_ROWS * 64;
+    [[maybe_unused]] const bool flip = t4 >> 1, issuer = tid % 128 == 0;
+    [[maybe_unused]] int slot[2];
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const int r = 2 * t4 + (i ^ flip);
+      slot[i] = warp / 2 * 32 * EPI_ROWS + r * 32 + ((run ^ r) << 2) + 2 * (g & 1);
+    }
 #pragma unroll
     for (int j0 = 0; j0 < BM / 8; j0 += C_BATCH) {
       float2 old[C_BATCH][2];  // C's pairs of the batch (beta != 0)
@@ -187,23 +204,80 @@ __global__ void __launch_bounds__(128 * CONSUMERS + 128, 1)
           }
         }
       }
+      if constexpr (EPILOGUE == 0) {
 #pragma unroll
-      for (int jj = 0; jj < C_BATCH; ++jj) {
+        for (int jj = 0; jj < C_BATCH; ++jj) {
 #pragma unroll
-        for (int i = 0; i < 2; ++i) {
-          const int j = j0 + jj, row = tm * BM + 8 * j + 2 * t4 + i;
-          if (row >= M || col >= N) continue;
-          const float2 c = beta == 0.0f ? make_float2(0.0f, 0.0f) : old[jj][i];  // C is not read if beta = 0
-          const float v0 = alpha * acc[4 * j + i] + beta * c.x, v1 = alpha * acc[4 * j + 2 + i] + beta * c.y;
-          float* p = &C[static_cast<size_t>(row) * N + col];
-          if (alignedC && col + 1 < N) {
-            *reinterpret_cast<float2*>(p) = make_float2(v0, v1);
-          } else {
-            p[0] = v0;
-            if (col + 1 < N) p[1] = v1;
+          for (int i = 0; i < 2; ++i) {
+            const int j = j0 + jj, row = tm * BM + 8 * j + 2 * t4 + i;
+            if (row >= M || col >= N) continue;
+            const float2 c = beta == 0.0f ? make_float2(0.0f, 0.0f) : old[jj][i];  // C is not read if beta = 0
+            const float v0 = alpha * acc[4 * j + i] + beta * c.x, v1 = alpha * acc[4 * j + 2 + i] + beta * c.y;
+            float* p = &C[static_cast<size_t>(row) * N + col];
+            if (alignedC && col + 1 < N) {
+              *reinterpret_cast<float2*>(p) = make_float2(v0, v1);
+            } else {
+              p[0] = v0;
+              if (col + 1 < N) p[1] = v1;
+            }
+          }
+        }
+      } else {  // through shared memory: the batch's sub-tiles of EPI_ROWS rows, each stored by TMA
+#pragma unroll
+        for (int h = 0; h < 8 * C_BATCH / EPI_ROWS; ++h) {
+          float* const buf = staging + ((8 * j0 / EPI_ROWS + h) & 1) * EPI_ROWS * 64;
+#pragma unroll
+          for (int jj = 0; jj < EPI_ROWS / 8; ++jj) {
+            const int jb = h * EPI_ROWS / 8 + jj, j = j0 + jb;
+            const float2 c0 = beta == 0.0f ? make_float2(0.0f, 0.0f) : old[jb][0];  // C is not read if beta = 0
+            const float2 c1 = beta == 0.0f ? make_float2(0.0f, 0.0f) : old[jb][1];
+            const float2 r0 = make_float2(alpha * acc[4 * j] + beta * c0.x, alpha * acc[4 * j + 2] + beta * c0.y);
+            const float2 r1 = make_float2(alpha * acc[4 * j + 1] + beta * c1.x, alpha * acc[4 * j + 3] + beta * c1.y);
+            *reinterpret_cast<float2*>(&buf[slot[0] + 8 * 32 * jj]) = flip ? r1 : r0;
+            *reinterpret_cast<float2*>(&buf[slot[1] + 8 * 32 * jj]) = flip ? r0 : r1;
+          }
+          fence_proxy_async_shared();               // the writes are visible to the copy engine (async proxy)
+          if (issuer) tma_store_wait_read<0>();     // the last store has read the other buffer: it may be rewritten
+          named_barrier_sync(STORE_BARRIER + c, 128);  // the warpgroup's writes are in, and the other buffer free
+          if (issuer) {  // rows and columns past C's edges are clipped by the copy engine
+            const int row = tm * BM + 8 * (j0 + h * EPI_ROWS / 8), cols = tn * BN + 64 * c;
+            tma_store_2d(tmC, buf, row, cols);
+            tma_store_2d(tmC, buf + 32 * EPI_ROWS, row, cols + 32);
+            tma_store_commit_group();
           }
         }
       }
     }
   }
+  if constexpr (EPILOGUE == 1) {
+    if (tid % 128 == 0) tma_store_wait<0>();  // the stores have read shared memory (and written C): the block may end
+  }
+}
+
+// Hides a kernel template unless its condition holds (std::enable_if; NVRTC has no <type_traits> here).
+template <bool COND>
+struct only_if {};
+template <>
+struct only_if<true> {
+  using type = int;
+};
+
+// The kernel of the stage, and of every step but the TMA-store epilogue: C stored from registers.
+template <int BM, int CONSUMERS, int STAGES, int EPILOGUE = 0, int PINGPONG = 0, int CLUSTER = 1,
+          typename only_if<EPILOGUE == 0>::type = 0>
+__global__ void __launch_bounds__(128 * CONSUMERS + 128, 1)
+    sgemm_warp_specialized(int M, int N, int K, float alpha, const __grid_constant__ TensorMap tmA,
+                           const __grid_constant__ TensorMap tmB, float beta, float* __restrict__ C) {
+  warp_specialized<BM, CONSUMERS, STAGES, EPILOGUE, PINGPONG, CLUSTER>(M, N, K, alpha, tmA, tmB, beta, C, nullptr);
+}
+
+// EPILOGUE = 1: C through shared memory, stored by TMA through tmC, a map of C (FP32, boxes of EPI_ROWS x 32, the
+// 128-byte swizzle). C is still read through its pointer where beta != 0.
+template <int BM, int CONSUMERS, int STAGES, int EPILOGUE, int PINGPONG = 0, int CLUSTER = 1,
+          typename only_if<EPILOGUE == 1>::type = 0>
+__global__ void __launch_bounds__(128 * CONSUMERS + 128, 1)
+    sgemm_warp_specialized(int M, int N, int K, float alpha, const __grid_constant__ TensorMap tmA,
+                           const __grid_constant__ TensorMap tmB, float beta, float* __restrict__ C,
+                           const __grid_constant__ TensorMap tmC) {
+  warp_specialized<BM, CONSUMERS, STAGES, EPILOGUE, PINGPONG, CLUSTER>(M, N, K, alpha, tmA, tmB, beta, C, &tmC);
 }

@@ -235,8 +235,9 @@ def _launch(program, name_expression, grid, block, args, shared_mem, timeout, wo
     param_lines, param_buffer = [], []
     try:
         for a, p in zip(args, entry.params):
-            if isinstance(a, TensorMapArg):  # the map names its array by buffer index (read-only)
+            if isinstance(a, TensorMapArg):  # the map names its array by buffer index (written: TMA stores)
                 b = _buffer_index(buffers, a.array, name_expression)
+                buffers[b].writable |= a.writable
                 param_lines.append(f"value {a.encode(b).hex()}")
                 param_buffer.append(b)
             elif p.is_pointer:

@@ -135,6 +135,7 @@ def _first_lines(e: Exception, n: int = 3) -> str:
 def _run(path: Path, kernel: str, config: KernelConfig, s: verify.Shape, rng) -> verify.Check:
     A, B, C0 = verify.random_operands(s, rng)
     C = C0.copy()
+    config = gemm.launch_config(config, s.N, C, cpu_backend)   # 12's TMA-store epilogue where C allows it
     args = gemm.kernel_args(config, s.M, s.N, s.K, s.alpha, A, B, s.beta, C, bk=cpu_backend)
     name = stages.variant(kernel).name_expression(config)
     load_kernel(path, name)(config.launch_grid(s.M, s.N, backend.EMULATED_SMS), config.block(), args,
@@ -167,6 +168,7 @@ def examine(kernel: str, edits: tuple[tuple[str, str], ...] = (), config: Kernel
         M, N, K = race_size
         s = verify.Shape("race", M, N, K)
         A, B, C = verify.random_operands(s, rng)
+        config = gemm.launch_config(config, N, C, cpu_backend)
         try:
             tr = trace_mod.capture(path, v.name_expression(config), config.launch_grid(M, N, backend.EMULATED_SMS),
                                    config.block(), gemm.kernel_args(config, M, N, K, s.alpha, A, B, s.beta, C,

@@ -176,6 +176,7 @@ void describe_waits(char* out, size_t n) {
                        : f.state == kWaitActive    ? "waits at __activemask"
                        : f.state == kWaitWarpgroup ? "waits at a wgmma call"
                        : f.state == kWaitMbarrier  ? "waits at mbarrier_wait"
+                       : f.state == kWaitNamed     ? "waits at a named barrier"
                                                    : "has finished";
     used += (size_t)snprintf(out + used, n - used, "%sthread %s %s", shown ? ", " : "", label, what);  // ';' ends a field
     if (f.state != kDone) used += (size_t)snprintf(out + used, n - used, " (line %d)", f.line);
@@ -200,6 +201,7 @@ void block_current() {
   describe_waits(waits, sizeof waits);
   const char* fix = wgmma_deadlock_hint(waits, sizeof waits);  // what a setmaxnreg or a barrier still waits for
   const char* bytes_fix = mbarrier_deadlock_hint(waits, sizeof waits);
+  named_barrier_deadlock_hint(waits, sizeof waits);
   fix = fix ? fix : bytes_fix;
   fail("kind=deadlock;detail=no thread of the block can go on: %s%s%s", waits, fix ? ";fix=" : "", fix ? fix : "");
 }
@@ -213,6 +215,7 @@ void thread_label(int i, char* out, size_t n) {
 extern "C" void emu_fiber_main(Fiber* f) {
   entry->invoke(arg_ptrs.data());
   wgmma_thread_exit();
+  tma_store_thread_exit();
   land_async_copies(*f, 0);  // copies complete even if the thread never waited for them
   f->state = kDone;
   ++done_count;
@@ -399,6 +402,7 @@ void run_block(unsigned linear) {
   reset_barriers();
   reset_warpgroups();
   reset_mbarriers();
+  reset_tma_stores();
   hb_reset();
   done_count = 0;
   cur = 0;

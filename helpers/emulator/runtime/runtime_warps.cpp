@@ -1,7 +1,10 @@
-// Tile by Tile CPU emulator runtime: __syncthreads and the warp collectives (__syncwarp, shuffles,
-// ballots, __activemask), with the divergence they check: every thread of the block at the same
-// __syncthreads, every lane of a collective's mask at the same call, none of them finished.
+// Tile by Tile CPU emulator runtime: __syncthreads, named barriers (bar.sync id, count) and the warp
+// collectives (__syncwarp, shuffles, ballots, __activemask), with the divergence they check: every thread of
+// the block at the same __syncthreads, whole warps at a named barrier, every lane of a collective's mask at the
+// same call, none of them finished.
 // runtime_internal.h describes the runtime's files.
+#include <algorithm>
+
 #include "runtime_internal.h"
 
 namespace emu {
@@ -27,7 +30,17 @@ void check_no_exited_threads(const char* what, int line) {
 }
 }  // namespace
 
+// Named barriers (bar.sync id, count): the threads arrived at each, in arrival order, and the count they wait for.
+constexpr int kNamedBarriers = 16;
+struct NamedBarrier {
+  unsigned count;
+  int line;
+  std::vector<int> arrived;
+};
+NamedBarrier named[kNamedBarriers];
+
 void reset_barriers() {
+  for (NamedBarrier& b : named) b.count = 0, b.arrived.clear();
   std::memset(warps, 0, sizeof warps);
   std::memset(active_waiting, 0, sizeof active_waiting);
   block_arrived = 0;
@@ -68,6 +81,15 @@ void barriers_thread_exit(const Fiber& f) {
     fail("kind=divergence;line=%d;detail=a warp collective at line %d names lane %u in its mask, but that "
          "lane finished without reaching it",
          w.line, w.line, f.t.lane);
+}
+
+void named_barrier_deadlock_hint(char* out, size_t n) {
+  size_t used = std::strlen(out);
+  for (int id = 1; id < kNamedBarriers && used + 160 < n; ++id)
+    if (!named[id].arrived.empty())
+      used += (size_t)snprintf(out + used, n - used,
+                               ". Barrier %d (named_barrier_sync at line %d) has %zu of the %u threads it waits for",
+                               id, named[id].line, named[id].arrived.size(), named[id].count);
 }
 
 // ---- barriers ---------------------------------------------------------------------------
@@ -204,6 +226,58 @@ extern "C" unsigned __emu_ballot(unsigned mask, int predicate, int line) {
     if ((effective >> l & 1u) && w.slot[l]) bits |= 1u << l;
   warp_sync_point(mask, line);
   return bits;
+}
+
+// bar.sync id, count: the barrier completes when `count` threads (whole warps: .aligned) have arrived.
+extern "C" void __emu_named_barrier(unsigned id, unsigned count, int line) {
+  if (id == 0 || id >= (unsigned)kNamedBarriers)
+    fail("kind=barrier;line=%d;detail=named_barrier_sync(%u, %u): a block has hardware barriers 0 to 15, and 0 is the "
+         "one __syncthreads uses (the emulator models named barriers 1 to 15);fix=use an id from 1 to 15, one per "
+         "group of threads that synchronizes on its own",
+         line, id, count);
+  if (count == 0 || count % 32 || count > (unsigned)nthreads)
+    fail("kind=barrier;line=%d;detail=named_barrier_sync(%u, %u): the count is a number of threads in whole warps, a "
+         "multiple of 32 from 32 to the block's %d threads%s;fix=pass the number of threads that meet there (128 for "
+         "a warpgroup)",
+         line, id, count, nthreads, count > (unsigned)nthreads ? " (a barrier waiting for more can never complete)" : "");
+  NamedBarrier& b = named[id];
+  if (!b.arrived.empty() && b.count != count) {
+    char other[48];
+    thread_label(b.arrived.front(), other, sizeof other);
+    fail("kind=barrier;line=%d;detail=threads meet at barrier %u with different counts: thread %s with %u (line %d), "
+         "this one with %u (on a GPU the barrier completes at whichever count it holds: too early or never);fix=give "
+         "every call on one barrier id the same count",
+         line, id, other, b.count, b.line, count);
+  }
+  if (b.arrived.empty()) b.count = count, b.line = line;
+  b.arrived.push_back(cur);
+  Fiber& f = fibers[cur];
+  if (b.arrived.size() < count) {
+    f.state = kWaitNamed;
+    f.line = line;
+    block_current();
+  } else {
+    std::vector<int> met;
+    met.swap(b.arrived);
+    for (int t : met) {  // .aligned: a warp arrives whole
+      const int first = t / 32 * 32, last = std::min(first + 32, nthreads);
+      for (int l = first; l < last; ++l)
+        if (std::find(met.begin(), met.end(), l) == met.end()) {
+          char me[48], missing[48];
+          thread_label(t, me, sizeof me);
+          thread_label(l, missing, sizeof missing);
+          fail("kind=divergence;line=%d;detail=barrier %u (named_barrier_sync, count %u) completed with thread %s of "
+               "a warp but not thread %s of the same warp: bar.sync is executed by whole warps (.aligned), and the "
+               "count counts the threads of the warps that arrive;fix=have every thread of each warp call it, with "
+               "the same id and count",
+               line, id, count, me, missing);
+        }
+    }
+    hb_meet_threads(met.data(), (int)met.size());
+    for (int t : met)
+      if (t != cur) fibers[t].state = kRunnable;
+  }
+  ++f.warp_epoch;  // the tracer orders a warp's lanes by their collectives; the barrier orders them too
 }
 
 // <mma.h>'s wmma calls are warp collectives too (__syncwarp); their misuse is reported here.
