@@ -434,6 +434,8 @@ def _error(program: Program, kernel: str, text: str, code: int, stderr: str, arg
         return KernelCrashError(f"{kernel}: {_who(f)}{f.get('detail')}.{at}\n{_FIXES['async_copy']}")
     if kind == "wmma":
         return KernelCrashError(f"{kernel}: {_who(f)}{f.get('detail')}.{at}\n{_FIXES['wmma']}")
+    if kind == "barrier":   # a named barrier's id or count: a hang or a barrier that completes too early on a GPU
+        return BarrierError(f"{kernel}: {_who(f)}{f.get('detail')}.{at}\nFix: {f.get('fix')}.")
     if kind in ("wgmma", "cvta", "mbarrier", "tma"):  # undefined on a GPU: wrong results, a hang, an illegal instruction
         return KernelCrashError(f"{kernel}: {_who(f)}{f.get('detail')}.{at}\nFix: {f.get('fix')}.")
     if kind == "too_much_shared":

@@ -40,8 +40,8 @@ class Mutation:
     config: dict | None = None  # template and host choices, over the variant's small configuration
 
 
-def _ws(consumers: int = 1) -> dict:
-    return {"BM": 128, "CONSUMERS": consumers, "STAGES": 3}
+def _ws(consumers: int = 1, epilogue: int = 0) -> dict:
+    return {"BM": 128, "CONSUMERS": consumers, "STAGES": 3, **({"EPILOGUE": epilogue} if epilogue else {})}
 
 
 MUTATIONS: dict[str, Mutation] = {f"{m.kernel}: {m.rule}": m for m in (
@@ -74,6 +74,18 @@ MUTATIONS: dict[str, Mutation] = {f"{m.kernel}: {m.rule}": m for m in (
     Mutation("12_warp_specialized", "a warp's lanes done with a stage before lane 0 gives it back (__syncwarp)",
              "      __syncwarp();           // and so have every lane's loads of its fragments: lane 0 speaks for the warp\n",
              "\n"),
+    # EPILOGUE = 1: C through shared-memory staging buffers, stored by TMA
+    Mutation("12_warp_specialized", "fence.proxy.async before a TMA store reads the staging buffer (EPILOGUE = 1)",
+             "          fence_proxy_async_shared();               // the writes are visible to the copy engine (async "
+             "proxy)\n", "\n", _ws(epilogue=1)),
+    Mutation("12_warp_specialized", "a barrier between the staging writes and the TMA store (EPILOGUE = 1)",
+             "          named_barrier_sync(STORE_BARRIER + c, 128);  // the warpgroup's writes are in, and the other "
+             "buffer free\n", "\n", _ws(epilogue=1)),
+    Mutation("12_warp_specialized", "a staging buffer rewritten only after its TMA store read it (EPILOGUE = 1)",
+             "          if (issuer) tma_store_wait_read<0>();     // the last store has read the other buffer: it may "
+             "be rewritten\n", "\n", _ws(epilogue=1)),
+    Mutation("12_warp_specialized", "the TMA stores waited for before the block ends (EPILOGUE = 1)",
+             "    if (tid % 128 == 0) tma_store_wait<0>();", "", _ws(epilogue=1)),
     # 11_stream_k is 12's kernel with the stream-K walk: the same rule, broken the same way, with parts of tiles shared
     Mutation("11_stream_k", "a warp's lanes done with a stage before lane 0 gives it back (__syncwarp)",
              "      __syncwarp();           // and so have every lane's loads of its fragments: lane 0 speaks for the warp\n",
@@ -81,6 +93,8 @@ MUTATIONS: dict[str, Mutation] = {f"{m.kernel}: {m.rule}": m for m in (
 )}
 
 # Shapes each edit runs on before the trace: every tile partial somewhere, several rounds of the ring, and a long K.
+# (With EPILOGUE = 1, N = 193 takes the register epilogue, C's rows not being 16-byte aligned: "long K" and the traced
+# launch store through TMA.)
 SHAPES = (verify.Shape("odd", 257, 193, 139), verify.Shape("long K", 300, 200, 1000))
 # The traced launch (block 0): five k-tiles, every stage refilled; for 12, more tiles than the 132 blocks of the
 # persistent grid, so that block 0 walks two tiles and refills its ring across them; for 11 (SK_WAVES = 1), block 0

@@ -34,13 +34,14 @@ void check_no_exited_threads(const char* what, int line) {
 constexpr int kNamedBarriers = 16;
 struct NamedBarrier {
   unsigned count;
-  int line;
-  std::vector<int> arrived;
+  int line, first, waiting;  // the first thread waiting (for messages), and how many wait
+  unsigned lanes[kMaxWarps];  // each warp's lanes waiting there
+  std::vector<int> whole;     // the warps whose every live lane waits there, in the order they became whole
 };
 NamedBarrier named[kNamedBarriers];
 
 void reset_barriers() {
-  for (NamedBarrier& b : named) b.count = 0, b.arrived.clear();
+  for (NamedBarrier& b : named) b.count = 0, b.waiting = 0, std::memset(b.lanes, 0, sizeof b.lanes), b.whole.clear();
   std::memset(warps, 0, sizeof warps);
   std::memset(active_waiting, 0, sizeof active_waiting);
   block_arrived = 0;
@@ -86,10 +87,11 @@ void barriers_thread_exit(const Fiber& f) {
 void named_barrier_deadlock_hint(char* out, size_t n) {
   size_t used = std::strlen(out);
   for (int id = 1; id < kNamedBarriers && used + 160 < n; ++id)
-    if (!named[id].arrived.empty())
+    if (named[id].waiting)
       used += (size_t)snprintf(out + used, n - used,
-                               ". Barrier %d (named_barrier_sync at line %d) has %zu of the %u threads it waits for",
-                               id, named[id].line, named[id].arrived.size(), named[id].count);
+                               ". Barrier %d (named_barrier_sync at line %d) has %zu whole warps of the %u threads it "
+                               "waits for (%d threads wait there)",
+                               id, named[id].line, named[id].whole.size(), named[id].count, named[id].waiting);
 }
 
 // ---- barriers ---------------------------------------------------------------------------
@@ -228,12 +230,12 @@ extern "C" unsigned __emu_ballot(unsigned mask, int predicate, int line) {
   return bits;
 }
 
-// bar.sync id, count: the barrier completes when `count` threads (whole warps: .aligned) have arrived.
+// bar.sync id, count: a warp arrives when all its lanes have (.aligned), counting 32 threads, and the barrier
+// completes when `count` threads' warps have arrived; it releases them.
 extern "C" void __emu_named_barrier(unsigned id, unsigned count, int line) {
   if (id == 0 || id >= (unsigned)kNamedBarriers)
-    fail("kind=barrier;line=%d;detail=named_barrier_sync(%u, %u): a block has hardware barriers 0 to 15, and 0 is the "
-         "one __syncthreads uses (the emulator models named barriers 1 to 15);fix=use an id from 1 to 15, one per "
-         "group of threads that synchronizes on its own",
+    fail("kind=unsupported;line=%d;detail=named_barrier_sync(%u, %u): a block has hardware barriers 0 to 15, 0 being "
+         "the one __syncthreads uses; the emulator runs named barriers 1 to 15 (use one of those)",
          line, id, count);
   if (count == 0 || count % 32 || count > (unsigned)nthreads)
     fail("kind=barrier;line=%d;detail=named_barrier_sync(%u, %u): the count is a number of threads in whole warps, a "
@@ -241,42 +243,47 @@ extern "C" void __emu_named_barrier(unsigned id, unsigned count, int line) {
          "a warpgroup)",
          line, id, count, nthreads, count > (unsigned)nthreads ? " (a barrier waiting for more can never complete)" : "");
   NamedBarrier& b = named[id];
-  if (!b.arrived.empty() && b.count != count) {
+  if (b.waiting && b.count != count) {
     char other[48];
-    thread_label(b.arrived.front(), other, sizeof other);
+    thread_label(b.first, other, sizeof other);
     fail("kind=barrier;line=%d;detail=threads meet at barrier %u with different counts: thread %s with %u (line %d), "
          "this one with %u (on a GPU the barrier completes at whichever count it holds: too early or never);fix=give "
          "every call on one barrier id the same count",
          line, id, other, b.count, b.line, count);
   }
-  if (b.arrived.empty()) b.count = count, b.line = line;
-  b.arrived.push_back(cur);
+  if (!b.waiting) b.count = count, b.line = line, b.first = cur;
+  ++b.waiting;
   Fiber& f = fibers[cur];
-  if (b.arrived.size() < count) {
-    f.state = kWaitNamed;
-    f.line = line;
-    block_current();
-  } else {
+  const unsigned w = f.t.warp;
+  b.lanes[w] |= 1u << f.t.lane;
+  unsigned live = 0;
+  for (unsigned l = 0; l < 32 && w * 32 + l < (unsigned)nthreads; ++l)
+    if (fibers[w * 32 + l].state != kDone) live |= 1u << l;
+  if ((b.lanes[w] & live) == live) b.whole.push_back((int)w);  // the warp has arrived (32 threads of the count)
+  if (b.whole.size() * 32 >= count) {  // the first count / 32 whole warps meet, and go on
     std::vector<int> met;
-    met.swap(b.arrived);
-    for (int t : met) {  // .aligned: a warp arrives whole
-      const int first = t / 32 * 32, last = std::min(first + 32, nthreads);
-      for (int l = first; l < last; ++l)
-        if (std::find(met.begin(), met.end(), l) == met.end()) {
-          char me[48], missing[48];
-          thread_label(t, me, sizeof me);
-          thread_label(l, missing, sizeof missing);
-          fail("kind=divergence;line=%d;detail=barrier %u (named_barrier_sync, count %u) completed with thread %s of "
-               "a warp but not thread %s of the same warp: bar.sync is executed by whole warps (.aligned), and the "
-               "count counts the threads of the warps that arrive;fix=have every thread of each warp call it, with "
-               "the same id and count",
-               line, id, count, me, missing);
-        }
+    for (size_t k = 0; k < count / 32; ++k) {
+      const int ww = b.whole[k];
+      for (int l = 0; l < 32; ++l)
+        if (b.lanes[ww] >> l & 1u) met.push_back(ww * 32 + l);
+      b.lanes[ww] = 0;
     }
+    b.whole.erase(b.whole.begin(), b.whole.begin() + count / 32);
+    b.waiting -= (int)met.size();
     hb_meet_threads(met.data(), (int)met.size());
-    for (int t : met)
-      if (t != cur) fibers[t].state = kRunnable;
+    bool me = false;
+    for (int t : met) {
+      if (t == cur) me = true;
+      else fibers[t].state = kRunnable;
+    }
+    if (me) {
+      ++f.warp_epoch;
+      return;
+    }
   }
+  f.state = kWaitNamed;  // until a completion releases this thread's warp
+  f.line = line;
+  block_current();
   ++f.warp_epoch;  // the tracer orders a warp's lanes by their collectives; the barrier orders them too
 }
 
