@@ -33,15 +33,32 @@
 //   two 16-byte runs four apart ({0, 4} and {1, 5}, or {2, 6} and {3, 7}) of a 32-float row of B's
 //   box, so that under the swizzle its four rows k = t .. t+3 land on all 32 banks once: one
 //   wavefront per half-warp, none wasted (16 neighbouring columns would take four).
+// - EPILOGUE = 1, C through shared memory (a step past the stage): the threads' 8-byte stores of C are
+//   replaced by TMA stores. Each consumer warpgroup writes alpha acc (+ beta C, C read as above) a sub-tile
+//   of EPI_ROWS = 32 rows x 64 columns at a time into one of its two staging buffers (two 32 x 32 boxes in
+//   the 128-byte swizzle, after the ring), fences its writes for the copy engine (fence_proxy_async_shared),
+//   syncs its 128 threads on a named barrier, and one thread stores the two boxes through tmC; the copy
+//   engine clips them at C's edges, so no bounds checks. The next sub-tile goes to the other buffer while
+//   the last one is stored: before the barrier the issuing thread waits until its store before that has
+//   read its buffer (tma_store_wait_read<0>). Why: one 4 KiB store per box instead of 32 8-byte stores a
+//   thread, writing whole 128-byte lines, the copy engine's work, not the warps'. Bank conflicts: a
+//   half-warp's pairs lie in 4 rows 2 t4 + i of 2 runs of 16 bytes, and in the swizzle rows 0, 2, 4, 6 send
+//   runs r and r + 4 to 4 chunks only (2 wavefronts); lanes with t4 >= 2 write rows 2 t4 + 1 - i instead,
+//   and the 4 rows' chunks are 8 (1 wavefront). C's map needs its rows 16-byte aligned: for N % 4 != 0, or
+//   a C that does not start 16-byte aligned, the host launches EPILOGUE = 0 instead (the same result).
 //
 // Template parameters:
 //   BM         rows of C per tile, wgmma's N: 128 or 256
 //   CONSUMERS  multiplying warpgroups, each 64 columns of C: BN = 64 x CONSUMERS (1 or 2)
 //   STAGES     tiles of A and B in the shared-memory ring (2 or more)
-// Shared memory: STAGES x (BM + BN) x 32 x 4 bytes (+ 1 KiB to align the first stage to 1024).
+//   EPILOGUE   0: C stored from registers; 1: through shared memory by TMA (a C tensor map, tmC)
+//   PINGPONG, CLUSTER  steps not built yet (0 and 1)
+// Shared memory: STAGES x (BM + BN) x 32 x 4 bytes (+ 1 KiB to align the first stage to 1024); EPILOGUE = 1
+// adds CONSUMERS x 2 x 32 x 64 x 4 (the staging buffers: 32 KiB for the default 4 stages of 48 KiB).
 // Preconditions: an sm_90a GPU (H100, H200); tensor maps from helpers/run/tensor_maps.py: tmA over
 // A (box 32 x BM), tmB over B (box 32 x 32), both in the 128-byte swizzle, FP32 or TF32 elements.
 // Rows of A and B start 16-byte aligned (the host pads the pitch where K or N is not a multiple of 4).
+// EPILOGUE = 1: tmC over C (FP32, box 32 x 32, 128-byte swizzle), rows 16-byte aligned, passed after C.
 // Launch: block ((CONSUMERS + 1) x 128), grid (tiles, or one block per SM with PERSISTENT = 1),
 // dynamic shared memory as above.
 
@@ -167,8 +184,9 @@ __device__ __forceinline__ void warp_specialized(int M, int N, int K, float alph
     // acc[4j + i] is C^T's (16 warp + g + 8 (i/2), 8j + 2 t4 + i%2): row 8j + 2 t4 + i%2 of the
     // tile, column n + i/2. Each row's pair of columns is one 8-byte store where both lie in C. With
     // beta != 0, C is read C_BATCH rows of 8 at a time, the batch's loads all before its stores, so
-    // that they are in flight together (as 10_wgmma does).
-    constexpr int C_BATCH = EPILOGUE == 0 ? 8 : EPI_ROWS / 8;  // EPILOGUE = 1: one sub-tile's rows
+    // that they are in flight together (as 10_wgmma does); with EPILOGUE = 1 a sub-tile's 4 at a time.
+    constexpr int C_BATCH = 8;
+    constexpr int BATCH = EPILOGUE == 0 ? C_BATCH : EPI_ROWS / 8;  // EPILOGUE = 1: a sub-tile's rows (registers)
     const bool alignedC = N % 2 == 0 && reinterpret_cast<size_t>(C) % 8 == 0;
     const int col = tn * BN + n;
     // EPILOGUE = 1: the warpgroup's two staging buffers of EPI_ROWS x 64 (two boxes of 32 columns, in the 128-byte
@@ -184,11 +202,11 @@ __device__ __forceinline__ void warp_specialized(int M, int N, int K, float alph
       slot[i] = warp / 2 * 32 * EPI_ROWS + r * 32 + ((run ^ r) << 2) + 2 * (g & 1);
     }
 #pragma unroll
-    for (int j0 = 0; j0 < BM / 8; j0 += C_BATCH) {
-      float2 old[C_BATCH][2];  // C's pairs of the batch (beta != 0)
+    for (int j0 = 0; j0 < BM / 8; j0 += BATCH) {
+      float2 old[BATCH][2];  // C's pairs of the batch (beta != 0)
       if (beta != 0.0f) {
 #pragma unroll
-        for (int jj = 0; jj < C_BATCH; ++jj) {
+        for (int jj = 0; jj < BATCH; ++jj) {
 #pragma unroll
           for (int i = 0; i < 2; ++i) {
             const int row = tm * BM + 8 * (j0 + jj) + 2 * t4 + i;
@@ -206,7 +224,7 @@ __device__ __forceinline__ void warp_specialized(int M, int N, int K, float alph
       }
       if constexpr (EPILOGUE == 0) {
 #pragma unroll
-        for (int jj = 0; jj < C_BATCH; ++jj) {
+        for (int jj = 0; jj < BATCH; ++jj) {
 #pragma unroll
           for (int i = 0; i < 2; ++i) {
             const int j = j0 + jj, row = tm * BM + 8 * j + 2 * t4 + i;
@@ -224,7 +242,7 @@ __device__ __forceinline__ void warp_specialized(int M, int N, int K, float alph
         }
       } else {  // through shared memory: the batch's sub-tiles of EPI_ROWS rows, each stored by TMA
 #pragma unroll
-        for (int h = 0; h < 8 * C_BATCH / EPI_ROWS; ++h) {
+        for (int h = 0; h < 8 * BATCH / EPI_ROWS; ++h) {
           float* const buf = staging + ((8 * j0 / EPI_ROWS + h) & 1) * EPI_ROWS * 64;
 #pragma unroll
           for (int jj = 0; jj < EPI_ROWS / 8; ++jj) {

@@ -14,6 +14,9 @@
 //   arrived (mbarrier_init) and every byte announced with mbarrier_arrive_expect_tx has landed.
 //   mbarrier_wait(bar, parity) returns once the phase of that parity has completed: phases
 //   alternate 0, 1, 0, ..., so a loop over a ring of barriers waits for parity (round & 1).
+// - The other way, tma_store_2d copies a box of shared memory into the array; the issuing thread tracks
+//   its stores in groups (tma_store_commit_group, tma_store_wait_read / tma_store_wait), not with an
+//   mbarrier. named_barrier_sync syncs part of a block (e.g. one warpgroup) on a hardware barrier.
 #pragma once
 
 // The driver's CUtensorMap: 128 opaque bytes, 64-byte aligned. (<cuda.h> declares it too, but
