@@ -67,17 +67,33 @@
 //   barrier. The CPU emulator runs the cluster's blocks together and stops each broken rule with its line
 //   (tests/emulator/test_hopper_mutations.py); it does not model the timing of distributed shared memory.
 //
+// - EPILOGUE = 1, C through shared memory (a step past the stage): the threads' 8-byte stores of C are
+//   replaced by TMA stores. Each consumer warpgroup writes alpha acc (+ beta C, C read as above) a sub-tile
+//   of EPI_ROWS = 32 rows x 64 columns at a time into one of its two staging buffers (two 32 x 32 boxes in
+//   the 128-byte swizzle, after the ring), fences its writes for the copy engine (fence_proxy_async_shared),
+//   syncs its 128 threads on a named barrier, and one thread stores the two boxes through tmC; the copy
+//   engine clips them at C's edges, so no bounds checks. The next sub-tile goes to the other buffer while
+//   the last one is stored: before the barrier the issuing thread waits until its store before that has
+//   read its buffer (tma_store_wait_read<0>). Why: one 4 KiB store per box instead of 32 8-byte stores a
+//   thread, writing whole 128-byte lines, the copy engine's work, not the warps'. Bank conflicts: a
+//   half-warp's pairs lie in 4 rows 2 t4 + i of 2 runs of 16 bytes, and in the swizzle rows 0, 2, 4, 6 send
+//   runs r and r + 4 to 4 chunks only (2 wavefronts); lanes with t4 >= 2 write rows 2 t4 + 1 - i instead,
+//   and the 4 rows' chunks are 8 (1 wavefront). C's map needs its rows 16-byte aligned: for N % 4 != 0, or
+//   a C that does not start 16-byte aligned, the host launches EPILOGUE = 0 instead (the same result).
+//
 // Template parameters:
 //   BM         rows of C per tile, wgmma's N: 128 or 256
 //   CONSUMERS  multiplying warpgroups, each 64 columns of C: BN = 64 x CONSUMERS (1 or 2)
 //   STAGES     tiles of A and B in the shared-memory ring (2 or more)
-//   EPILOGUE   the step past the stage not built here (0)
+//   EPILOGUE   0: C stored from registers; 1: through shared memory by TMA (a C tensor map, tmC)
 //   PINGPONG   0: the consumers share each tile; 1: each takes a tile of BM x 64 in turn (BN = 64)
 //   CLUSTER    blocks per cluster sharing A's tile (1, or 2: sgemm_warp_specialized_cluster)
-// Shared memory: STAGES x (BM + BN) x 32 x 4 bytes (+ 1 KiB to align the first stage to 1024).
+// Shared memory: STAGES x (BM + BN) x 32 x 4 bytes (+ 1 KiB to align the first stage to 1024); EPILOGUE = 1
+// adds CONSUMERS x 2 x 32 x 64 x 4 (the staging buffers: 32 KiB for the default 4 stages of 48 KiB).
 // Preconditions: an sm_90a GPU (H100, H200); tensor maps from helpers/run/tensor_maps.py: tmA over
 // A (box 32 x BM), tmB over B (box 32 x 32), both in the 128-byte swizzle, FP32 or TF32 elements.
 // Rows of A and B start 16-byte aligned (the host pads the pitch where K or N is not a multiple of 4).
+// EPILOGUE = 1: tmC over C (FP32, box 32 x 32, 128-byte swizzle), rows 16-byte aligned, passed after C.
 // Launch: block ((CONSUMERS + 1) x 128), grid (tiles, half as many with PINGPONG = 1, or one block per SM with
 // PERSISTENT = 1; with CLUSTER = 2 whole clusters: pairs of tiles x 2, an even number of blocks), dynamic shared
 // memory as above; tmA's box is BM / CLUSTER rows.
@@ -87,24 +103,31 @@
 
 constexpr int GROUP_M = 8;  // tile rows per band of the tile order
 
-// The kernel's body; the entries below launch it (one per block, or in clusters of CLUSTER blocks).
+// The kernel's body; the entries at the end launch it (C stored from registers or by TMA through tmC; one block per
+// tile or SM, or in clusters of CLUSTER blocks).
 template <int BM, int CONSUMERS, int STAGES, int EPILOGUE, int PINGPONG, int CLUSTER>
 __device__ __forceinline__ void warp_specialized(int M, int N, int K, float alpha, const TensorMap& tmA,
-                                                 const TensorMap& tmB, float beta, float* __restrict__ C) {
+                                                 const TensorMap& tmB, float beta, float* __restrict__ C,
+                                                 const TensorMap* tmC) {
   // A tile is BM x BN: the consumers' 64 columns each (cooperative), or one consumer's 64 (ping-pong)
   constexpr int BK = 32, BN = PINGPONG ? 64 : 64 * CONSUMERS;
   constexpr int READERS = PINGPONG ? 1 : CONSUMERS;  // consumer warpgroups that read each stage
   constexpr int TURNS = PINGPONG ? CONSUMERS : 1;    // consumer warpgroups taking turns at the block's tiles
   constexpr int A_FLOATS = BM * BK, B_FLOATS = BK * BN, STAGE_FLOATS = A_FLOATS + B_FLOATS;
   constexpr unsigned STAGE_BYTES = 4 * STAGE_FLOATS;
+  constexpr int EPI_ROWS = 32;      // EPILOGUE = 1: rows of C a warpgroup stages at a time (C's map: boxes of 32 x 32)
+  constexpr int STORE_BARRIER = 1;  // EPILOGUE = 1: consumer warpgroup c syncs its 128 threads on barrier 1 + c
   static_assert(BM == 128 || BM == 256, "BM (wgmma's N, a TMA box of up to 256 rows) is 128 or 256");
   static_assert(CONSUMERS == 1 || CONSUMERS == 2, "CONSUMERS is 1 or 2 multiplying warpgroups");
   static_assert(STAGES >= 2, "STAGES >= 2: one stage is multiplied while the next one loads");
-  static_assert(EPILOGUE == 0, "the step past the stage EPILOGUE = 1 is not built yet");
+  static_assert(BM % (2 * EPI_ROWS) == 0, "EPILOGUE = 1: a tile has an even number of sub-tiles (buffer h % 2)");
+  static_assert(EPILOGUE == 0 || EPILOGUE == 1, "EPILOGUE is 0 (C from registers) or 1 (through shared memory, TMA stores)");
   static_assert(PINGPONG == 0 || PINGPONG == 1, "PINGPONG is 0 (the consumers share each tile) or 1 (take turns)");
   static_assert(PINGPONG == 0 || CONSUMERS == 2, "ping-pong takes turns between two consumer warpgroups: CONSUMERS = 2");
   static_assert(CLUSTER == 1 || CLUSTER == 2, "CLUSTER is 1 block, or clusters of 2 sharing A's tile");
   static_assert(PINGPONG == 0 || CLUSTER == 1, "clusters are built for the cooperative consumers only (PINGPONG = 0)");
+  static_assert(EPILOGUE == 0 || (PINGPONG == 0 && CLUSTER == 1),
+                "the TMA-store epilogue is built for the cooperative consumers without clusters only");
   __shared__ unsigned long long full[STAGES];   // full[s]: stage s's copies have landed
   __shared__ unsigned long long empty[STAGES];  // empty[s]: the consumers are done with stage s
   __shared__ unsigned long long turn[2];        // ping-pong: turn[c], consumer c may issue its next tile's products
@@ -240,11 +263,24 @@ __device__ __forceinline__ void warp_specialized(int M, int N, int K, float alph
     // acc[4j + i] is C^T's (16 warp + g + 8 (i/2), 8j + 2 t4 + i%2): row 8j + 2 t4 + i%2 of the
     // tile, column n + i/2. Each row's pair of columns is one 8-byte store where both lie in C. With
     // beta != 0, C is read C_BATCH rows of 8 at a time, the batch's loads all before its stores, so
-    // that they are in flight together (as 10_wgmma does).
+    // that they are in flight together (as 10_wgmma does); with EPILOGUE = 1 a sub-tile's 4 at a time.
     constexpr int C_BATCH = 8;
-    constexpr int BATCH = PINGPONG && C_BATCH > 4 ? 4 : C_BATCH;  // ping-pong: 4 (8 would spill: see the top)
+    // EPILOGUE = 1: a sub-tile's rows (registers); ping-pong: 4 (8 would spill: see the top)
+    constexpr int BATCH = EPILOGUE == 1 ? EPI_ROWS / 8 : PINGPONG && C_BATCH > 4 ? 4 : C_BATCH;
     const bool alignedC = N % 2 == 0 && reinterpret_cast<size_t>(C) % 8 == 0;
     const int col = tn * BN + n;
+    // EPILOGUE = 1: the warpgroup's two staging buffers of EPI_ROWS x 64 (two boxes of 32 columns, in the 128-byte
+    // swizzle), after the ring; sub-tile h of the tile goes to buffer h % 2. Lanes with t4 >= 2 write their two
+    // rows in the other order (flip), so that each half-warp's 8-byte writes fill the 32 banks once: slot[i] is
+    // where row 2 t4 + (i ^ flip) of this lane's pair of columns lies in a buffer.
+    [[maybe_unused]] float* const staging = tiles + STAGES * STAGE_FLOATS + c * 2 * EPI_ROWS * 64;
+    [[maybe_unused]] const bool flip = t4 >> 1, issuer = tid % 128 == 0;
+    [[maybe_unused]] int slot[2];
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const int r = 2 * t4 + (i ^ flip);
+      slot[i] = warp / 2 * 32 * EPI_ROWS + r * 32 + ((run ^ r) << 2) + 2 * (g & 1);
+    }
 #pragma unroll
     for (int j0 = 0; j0 < BM / 8; j0 += BATCH) {
       float2 old[BATCH][2];  // C's pairs of the batch (beta != 0)
@@ -266,35 +302,84 @@ __device__ __forceinline__ void warp_specialized(int M, int N, int K, float alph
           }
         }
       }
+      if constexpr (EPILOGUE == 0) {
 #pragma unroll
-      for (int jj = 0; jj < BATCH; ++jj) {
+        for (int jj = 0; jj < BATCH; ++jj) {
 #pragma unroll
-        for (int i = 0; i < 2; ++i) {
-          const int j = j0 + jj, row = tm * BM + 8 * j + 2 * t4 + i;
-          if (row >= M || col >= N) continue;
-          const float2 c = beta == 0.0f ? make_float2(0.0f, 0.0f) : old[jj][i];  // C is not read if beta = 0
-          const float v0 = alpha * acc[4 * j + i] + beta * c.x, v1 = alpha * acc[4 * j + 2 + i] + beta * c.y;
-          float* p = &C[static_cast<size_t>(row) * N + col];
-          if (alignedC && col + 1 < N) {
-            *reinterpret_cast<float2*>(p) = make_float2(v0, v1);
-          } else {
-            p[0] = v0;
-            if (col + 1 < N) p[1] = v1;
+          for (int i = 0; i < 2; ++i) {
+            const int j = j0 + jj, row = tm * BM + 8 * j + 2 * t4 + i;
+            if (row >= M || col >= N) continue;
+            const float2 c = beta == 0.0f ? make_float2(0.0f, 0.0f) : old[jj][i];  // C is not read if beta = 0
+            const float v0 = alpha * acc[4 * j + i] + beta * c.x, v1 = alpha * acc[4 * j + 2 + i] + beta * c.y;
+            float* p = &C[static_cast<size_t>(row) * N + col];
+            if (alignedC && col + 1 < N) {
+              *reinterpret_cast<float2*>(p) = make_float2(v0, v1);
+            } else {
+              p[0] = v0;
+              if (col + 1 < N) p[1] = v1;
+            }
+          }
+        }
+      } else {  // through shared memory: the batch's sub-tiles of EPI_ROWS rows, each stored by TMA
+#pragma unroll
+        for (int h = 0; h < 8 * BATCH / EPI_ROWS; ++h) {
+          float* const buf = staging + ((8 * j0 / EPI_ROWS + h) & 1) * EPI_ROWS * 64;
+#pragma unroll
+          for (int jj = 0; jj < EPI_ROWS / 8; ++jj) {
+            const int jb = h * EPI_ROWS / 8 + jj, j = j0 + jb;
+            const float2 c0 = beta == 0.0f ? make_float2(0.0f, 0.0f) : old[jb][0];  // C is not read if beta = 0
+            const float2 c1 = beta == 0.0f ? make_float2(0.0f, 0.0f) : old[jb][1];
+            const float2 r0 = make_float2(alpha * acc[4 * j] + beta * c0.x, alpha * acc[4 * j + 2] + beta * c0.y);
+            const float2 r1 = make_float2(alpha * acc[4 * j + 1] + beta * c1.x, alpha * acc[4 * j + 3] + beta * c1.y);
+            *reinterpret_cast<float2*>(&buf[slot[0] + 8 * 32 * jj]) = flip ? r1 : r0;
+            *reinterpret_cast<float2*>(&buf[slot[1] + 8 * 32 * jj]) = flip ? r0 : r1;
+          }
+          fence_proxy_async_shared();               // the writes are visible to the copy engine (async proxy)
+          if (issuer) tma_store_wait_read<0>();     // the last store has read the other buffer: it may be rewritten
+          named_barrier_sync(STORE_BARRIER + c, 128);  // the warpgroup's writes are in, and the other buffer free
+          if (issuer) {  // rows and columns past C's edges are clipped by the copy engine
+            const int row = tm * BM + 8 * (j0 + h * EPI_ROWS / 8), cols = tn * BN + 64 * c;
+            tma_store_2d(tmC, buf, row, cols);
+            tma_store_2d(tmC, buf + 32 * EPI_ROWS, row, cols + 32);
+            tma_store_commit_group();
           }
         }
       }
     }
   }
+  if constexpr (EPILOGUE == 1) {
+    if (tid % 128 == 0) tma_store_wait<0>();  // the stores have read shared memory (and written C): the block may end
+  }
   leave();
 }
 
-// The kernel, one block per tile (or per SM with PERSISTENT = 1).
-template <int BM, int CONSUMERS, int STAGES, int EPILOGUE = 0, int PINGPONG = 0, int CLUSTER = 1>
+// Hides a kernel template unless its condition holds (std::enable_if; NVRTC has no <type_traits> here).
+template <bool COND>
+struct only_if {};
+template <>
+struct only_if<true> {
+  using type = int;
+};
+
+// The kernel of the stage, and of every step but the TMA-store epilogue: C stored from registers.
+template <int BM, int CONSUMERS, int STAGES, int EPILOGUE = 0, int PINGPONG = 0, int CLUSTER = 1,
+          typename only_if<EPILOGUE == 0>::type = 0>
 __global__ void __launch_bounds__(128 * CONSUMERS + 128, 1)
     sgemm_warp_specialized(int M, int N, int K, float alpha, const __grid_constant__ TensorMap tmA,
                            const __grid_constant__ TensorMap tmB, float beta, float* __restrict__ C) {
   static_assert(CLUSTER == 1, "CLUSTER = 2 is sgemm_warp_specialized_cluster, launched in clusters of 2 blocks");
-  warp_specialized<BM, CONSUMERS, STAGES, EPILOGUE, PINGPONG, 1>(M, N, K, alpha, tmA, tmB, beta, C);
+  warp_specialized<BM, CONSUMERS, STAGES, EPILOGUE, PINGPONG, CLUSTER>(M, N, K, alpha, tmA, tmB, beta, C, nullptr);
+}
+
+// EPILOGUE = 1: C through shared memory, stored by TMA through tmC, a map of C (FP32, boxes of EPI_ROWS x 32, the
+// 128-byte swizzle). C is still read through its pointer where beta != 0.
+template <int BM, int CONSUMERS, int STAGES, int EPILOGUE, int PINGPONG = 0, int CLUSTER = 1,
+          typename only_if<EPILOGUE == 1>::type = 0>
+__global__ void __launch_bounds__(128 * CONSUMERS + 128, 1)
+    sgemm_warp_specialized(int M, int N, int K, float alpha, const __grid_constant__ TensorMap tmA,
+                           const __grid_constant__ TensorMap tmB, float beta, float* __restrict__ C,
+                           const __grid_constant__ TensorMap tmC) {
+  warp_specialized<BM, CONSUMERS, STAGES, EPILOGUE, PINGPONG, CLUSTER>(M, N, K, alpha, tmA, tmB, beta, C, &tmC);
 }
 
 // The same, launched in clusters of CLUSTER blocks (neighbouring blockIdx.x): __cluster_dims__ makes every launch
@@ -304,5 +389,6 @@ template <int BM, int CONSUMERS, int STAGES, int EPILOGUE = 0, int PINGPONG = 0,
 __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(128 * CONSUMERS + 128, 1)
     sgemm_warp_specialized_cluster(int M, int N, int K, float alpha, const __grid_constant__ TensorMap tmA,
                                    const __grid_constant__ TensorMap tmB, float beta, float* __restrict__ C) {
-  warp_specialized<BM, CONSUMERS, STAGES, EPILOGUE, PINGPONG, CLUSTER>(M, N, K, alpha, tmA, tmB, beta, C);
+  static_assert(EPILOGUE == 0, "clusters store C from registers (EPILOGUE = 0)");
+  warp_specialized<BM, CONSUMERS, STAGES, EPILOGUE, PINGPONG, CLUSTER>(M, N, K, alpha, tmA, tmB, beta, C, nullptr);
 }

@@ -14,6 +14,9 @@
 //   arrived (mbarrier_init) and every byte announced with mbarrier_arrive_expect_tx has landed.
 //   mbarrier_wait(bar, parity) returns once the phase of that parity has completed: phases
 //   alternate 0, 1, 0, ..., so a loop over a ring of barriers waits for parity (round & 1).
+// - The other way, tma_store_2d copies a box of shared memory into the array; the issuing thread tracks
+//   its stores in groups (tma_store_commit_group, tma_store_wait_read / tma_store_wait), not with an
+//   mbarrier. named_barrier_sync syncs part of a block (e.g. one warpgroup) on a hardware barrier.
 #pragma once
 
 // The driver's CUtensorMap: 128 opaque bytes, 64-byte aligned. (<cuda.h> declares it too, but
@@ -69,6 +72,41 @@ __device__ __forceinline__ void tma_load_2d(void* dst, const TensorMap* map, uns
           smem_address(dst)),
       "l"(reinterpret_cast<unsigned long long>(map)), "r"(col), "r"(row), "r"(smem_address(bar))
       : "memory");
+}
+
+// ---- TMA stores: a box of shared memory to global memory ----------------------------------------
+// Copies the box at src (shared memory, 128-byte aligned, laid out as tma_load_2d leaves a box: rows of the map's
+// box, in its swizzle) into the map's array with its first element at (row, col). The copy engine writes only
+// what lies inside the array: a box past the edges is clipped, so the store needs no bounds checks. One thread
+// issues it; it reads src through the async proxy, so the threads that wrote src call fence_proxy_async_shared
+// (wgmma.cuh), then a barrier orders them before the issuing thread.
+// It is asynchronous: tma_store_commit_group closes a group of the thread's stores; tma_store_wait_read<N>
+// returns once at most N of its groups may still be reading their shared memory (src may then be written
+// again), tma_store_wait<N> once at most N have not finished writing global memory. A block must not finish
+// with a store still reading its shared memory.
+__device__ __forceinline__ void tma_store_2d(const TensorMap* map, const void* src, int row, int col) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(
+                   reinterpret_cast<unsigned long long>(map)),
+               "r"(col), "r"(row), "r"(smem_address(src))
+               : "memory");
+}
+
+__device__ __forceinline__ void tma_store_commit_group() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+
+template <int PENDING>
+__device__ __forceinline__ void tma_store_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(PENDING) : "memory");
+}
+template <int PENDING>
+__device__ __forceinline__ void tma_store_wait() {
+  asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(PENDING) : "memory");
+}
+
+// A barrier of `count` threads (a multiple of 32: whole warps) on hardware barrier `id` (1 to 15; 0 is
+// __syncthreads'): e.g. the 128 threads of one warpgroup, while the block's other warps go on. Every warp of
+// the count calls it with the same id; it orders their shared-memory accesses as __syncthreads does.
+__device__ __forceinline__ void named_barrier_sync(unsigned id, unsigned count) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
 }
 
 // Hints the copy engine to fetch the tensor map's 128 bytes into its cache before the first copy.

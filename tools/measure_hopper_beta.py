@@ -6,7 +6,7 @@ measured with beta = 0. The kernels now load C a batch at a time (C_BATCH rows o
 its stores). This measures, in interleaved rounds:
 - cuBLAS TF32 (cublasSgemm in TF32 math mode, alpha = 1 and the beta of the row, on C as it lies),
 - 10_wgmma and 12_warp_specialized at their defaults, as they are (C_BATCH = 8) and with C_BATCH = 1 (a row of 8 at
-  a time: about the epilogue before),
+  a time: about the epilogue before), and the steps past stage 12 (STEPS: EPILOGUE = 1, C stored by TMA),
 each with beta = 0 and 1, each launch verified first against float64 on a sample of rows (verify.reference's TF32
 tolerance). While each is timed, a sampler reads the SM clock, the power draw and limit and the clock-event
 (throttle) reasons (NVML through pynvml where installed, else nvidia-smi), so that a kernel held below its clock by
@@ -173,13 +173,14 @@ def cublas_call(A, B, C, beta: float):
     return lambda: cupy.cublas.gemm("N", "N", A, B, out=C, alpha=1.0, beta=beta)
 
 
-def kernel_calls(folders: dict, name: str, batch: int, A, B, C, beta: float, round_=None) -> tuple[list, list]:
-    """The launches of `name` at its default (ROUND = round_ where given) with C_BATCH = batch (the file in
-    folders[(name, batch)]), run once (which compiles them the first time and checks them), as calls that only
-    enqueue them."""
+def kernel_calls(folders: dict, name: str, batch: int, A, B, C, beta: float, round_=None, **over) -> tuple[list, list]:
+    """The launches of `name` at its default (ROUND = round_ where given, and the fields of `over`) with C_BATCH =
+    batch (the file in folders[(name, batch)]), run once (which compiles them the first time and checks them), as
+    calls that only enqueue them."""
     v = stages.variant(name)
     config = v.default_for(backend.arch())
     config = config if round_ is None else dataclasses.replace(config, ROUND=round_)
+    config = dataclasses.replace(config, **over)
     with mock.patch.object(stages, "KERNELS", folders[(name, batch)]):
         steps = gemm.launches(v, config, N, N, N, 1.0, A, B, beta, C)
     for step in steps:
@@ -216,8 +217,17 @@ def dry_run() -> None:
             v = stages.variant(name)
             info = toolchain.ptxas_info(folder / v.path.name, v.name_expression(v.default), "sm_90a")
             print(f"{name} (C_BATCH = {batch}): {info.registers} registers, {info.spill_store_bytes} bytes spilled")
+        for label, (name, over) in STEPS.items():
+            v = stages.variant(name)
+            config = dataclasses.replace(v.default, **over)
+            info = toolchain.ptxas_info(v.path, v.name_expression(config), "sm_90a")
+            print(f"{label}: {info.registers} registers, {info.spill_store_bytes} bytes spilled")
     s = Sampler(0)
     print("clock sampler:", "pynvml" if s.nvml else "nvidia-smi" if s.smi_fields else "none on this machine")
+
+
+# steps past stage 12, timed beside it: label -> (kernel, the fields over its default)
+STEPS = {"12_warp_specialized (EPILOGUE = 1: TMA stores)": ("12_warp_specialized", {"EPILOGUE": 1})}
 
 
 def entries():
@@ -225,6 +235,8 @@ def entries():
     for name in KERNELS:
         for batch in (8, 1):
             yield f"{name} (C_BATCH = {batch})", name, batch
+    for label, (name, _) in STEPS.items():
+        yield label, name, 8
 
 
 # checked for their errors only, beside the defaults (10_wgmma truncates, 12 rounds): the precision claims of
@@ -267,7 +279,7 @@ def main() -> None:
                     with cublas_tf32_math():
                         cublas_call(a, b, c, beta)()
                 else:
-                    kernel_calls(folders, name, batch, a, b, c, beta, round_)
+                    kernel_calls(folders, name, batch, a, b, c, beta, round_, **STEPS.get(label, ("", {}))[1])
                 cp.cuda.Device().synchronize()
                 errors.append({"what": label, "beta": beta, "data": "U[0,1)" if positive else "U[-1,1)",
                                **sample_error(c, a, b, c0, beta)})
@@ -278,7 +290,7 @@ def main() -> None:
             if name is None:
                 prepared[label, beta] = cublas_call(A, B, C, beta), cublas_tf32_math
             else:
-                calls, steps = kernel_calls(folders, name, batch, A, B, C, beta)
+                calls, steps = kernel_calls(folders, name, batch, A, B, C, beta, **STEPS.get(label, ("", {}))[1])
                 prepared[label, beta] = (lambda calls=calls, steps=steps: [c() for c in calls]), contextlib.nullcontext
     stack.close()
     for r in range(1, args.rounds + 1):

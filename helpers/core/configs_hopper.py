@@ -15,12 +15,13 @@ MAX_DYNAMIC_SHARED = 227 * 1024  # what a block may opt in to on sm_90
 class TensorMapBox:
     """One operand as a TMA tensor map sees it: a rows x cols row-major array of floats, copied box_rows x
     box_cols at a time in the 128-byte swizzle; tf32: the map's elements are TF32, so the copy engine rounds
-    each float to the nearest TF32 as it copies."""
+    each float to the nearest TF32 as it copies; store: the kernel writes the array through the map (TMA stores)."""
     rows: int
     cols: int
     box_rows: int
     box_cols: int
     tf32: bool = False
+    store: bool = False
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,12 @@ class WarpSpecializedConfig(KernelConfig):
     With PINGPONG = 1 a tile is BM x 64 (BN = 64), a stage (BM + 64) x 32 x 4 bytes: at BM = 256 five stages fit
     (201 KiB) where the cooperative kernel's 48 KiB stages fit four, so PINGPONG_STAGES (5) is the ping-pong
     kernel's ring (the default STAGES, 4, is the cooperative one's). A block takes two tiles at a time, so
-    PERSISTENT = 0 launches a block per two tiles."""
+    PERSISTENT = 0 launches a block per two tiles.
+
+    EPILOGUE = 1: each consumer warpgroup writes its results, EPI_ROWS rows x 64 columns at a time, into one of two
+    staging buffers in shared memory, and one of its threads stores each with two TMA stores through a tensor map
+    of C (output_map). A map needs C's rows 16-byte aligned: where N % 4 != 0 or C does not start 16-byte aligned,
+    the host launches the register epilogue instead (for_output), with the same result."""
     BM: int = 256
     CONSUMERS: int = 2
     STAGES: int = 4
@@ -50,9 +56,11 @@ class WarpSpecializedConfig(KernelConfig):
     PINGPONG: int = 0
     CLUSTER: int = 1
     BK: ClassVar[int] = 32  # one 128-byte swizzled row of a box
+    EPI_ROWS: ClassVar[int] = 32  # rows of C a warpgroup stages per TMA store (EPILOGUE = 1): two 32 x 32 boxes
     TENSOR_MAPS: ClassVar[bool] = True
     SHARED_FORMULA: ClassVar[str] = ("STAGES x (BM + BN) x 32 x 4 (BN = 64 x CONSUMERS, or 64 with PINGPONG = 1), "
-                                     "+ 1 KiB to align the first stage")
+                                     "+ 1 KiB to align the first stage; EPILOGUE = 1 adds 2 staging buffers of 32 x 64 x 4 "
+                                     "per consumer")
     PINGPONG_STAGES: ClassVar[int] = 5  # the most stages of BM = 256 that fit with PINGPONG = 1 (see above)
 
     @property
@@ -69,7 +77,8 @@ class WarpSpecializedConfig(KernelConfig):
         return (self.CONSUMERS + 1) * 128
 
     def shared_bytes(self) -> int:
-        return self.STAGES * (self.BM + self.BN) * self.BK * 4 + 1024
+        staging = 2 * self.CONSUMERS * self.EPI_ROWS * 64 * 4 if self.EPILOGUE == 1 else 0
+        return self.STAGES * (self.BM + self.BN) * self.BK * 4 + staging + 1024
 
     def static_shared_bytes(self) -> int:
         # the full and empty mbarriers, 8 bytes each; ptxas places the dynamic array, declared __align__(128), at
@@ -87,7 +96,8 @@ class WarpSpecializedConfig(KernelConfig):
                                          "1 (the copy engine rounds to the nearest TF32).")
         self._rule(self.PERSISTENT in (0, 1), f"PERSISTENT = {self.PERSISTENT} must be 0 (a block per tile) or 1 "
                                               "(a block per SM, walking tiles).")
-        self._rule(self.EPILOGUE == 0, f"EPILOGUE = {self.EPILOGUE}: only 0 (C stored from registers) is built yet.")
+        self._rule(self.EPILOGUE in (0, 1), f"EPILOGUE = {self.EPILOGUE} must be 0 (C stored from registers) or 1 "
+                                            "(through shared memory, with TMA stores).")
         self._rule(self.PINGPONG in (0, 1), f"PINGPONG = {self.PINGPONG} must be 0 (the consumers share each tile) or "
                                             "1 (each consumer takes a tile of its own, in turns).")
         self._rule(self.PINGPONG == 0 or self.CONSUMERS == 2,
@@ -98,6 +108,9 @@ class WarpSpecializedConfig(KernelConfig):
         self._rule(self.CLUSTER == 1 or self.PINGPONG == 0,
                    f"CLUSTER = {self.CLUSTER} with PINGPONG = 1: clusters are built for the cooperative consumers only "
                    "(ping-pong's turns ran slower on an H100: notebook 12, section 10); PINGPONG = 0, or CLUSTER = 1.")
+        self._rule(self.EPILOGUE == 0 or (self.PINGPONG == 0 and self.CLUSTER == 1),
+                   f"EPILOGUE = 1 with PINGPONG = {self.PINGPONG}, CLUSTER = {self.CLUSTER}: the TMA-store epilogue is "
+                   "built for the stage's cooperative consumers without clusters only; EPILOGUE = 0 there.")
         self._rule(self.shared_bytes() <= MAX_DYNAMIC_SHARED,
                    f"{self.STAGES} stages of {(self.BM + self.BN) * self.BK * 4 // 1024} KiB need "
                    f"{self.shared_bytes() / 1024:.0f} KiB of shared memory; a block has at most 227: fewer STAGES.")
@@ -140,3 +153,16 @@ class WarpSpecializedConfig(KernelConfig):
         """A (M x K) in boxes of BM rows x 32, B (K x N) in boxes of 32 x 32."""
         tf32 = self.ROUND == 1  # with clusters, each block copies (and multicasts) BM / CLUSTER rows of A's tile
         return TensorMapBox(M, K, self.BM // self.CLUSTER, self.BK, tf32), TensorMapBox(K, N, self.BK, 32, tf32)
+
+    def output_map(self, M: int, N: int) -> TensorMapBox | None:
+        """With EPILOGUE = 1, C (M x N, FP32) in boxes of EPI_ROWS x 32 that the kernel stores: the map passed after
+        C. None for the register epilogue."""
+        return TensorMapBox(M, N, self.EPI_ROWS, 32, store=True) if self.EPILOGUE == 1 else None
+
+    def for_output(self, N: int, address: int) -> "WarpSpecializedConfig":
+        """The configuration to launch for a C of N columns at `address`: this one, or with EPILOGUE = 1 where no
+        tensor map can describe C (rows not 16-byte aligned: N % 4 != 0; C not starting 16-byte aligned, a view),
+        the register epilogue (EPILOGUE = 0), which gives the same result."""
+        if self.EPILOGUE == 1 and (N % 4 or address % 16):
+            return dataclasses.replace(self, EPILOGUE=0)
+        return self

@@ -239,8 +239,9 @@ def _launch(program, name_expression, grid, block, args, shared_mem, timeout, wo
     param_lines, param_buffer = [], []
     try:
         for a, p in zip(args, entry.params):
-            if isinstance(a, TensorMapArg):  # the map names its array by buffer index (read-only)
+            if isinstance(a, TensorMapArg):  # the map names its array by buffer index (written: TMA stores)
                 b = _buffer_index(buffers, a.array, name_expression)
+                buffers[b].writable |= a.writable
                 param_lines.append(f"value {a.encode(b).hex()}")
                 param_buffer.append(b)
             elif p.is_pointer:
@@ -455,6 +456,8 @@ def _error(program: Program, kernel: str, text: str, code: int, stderr: str, arg
         return KernelCrashError(f"{kernel}: {_who(f)}{f.get('detail')}.{at}\n{_FIXES['async_copy']}")
     if kind == "wmma":
         return KernelCrashError(f"{kernel}: {_who(f)}{f.get('detail')}.{at}\n{_FIXES['wmma']}")
+    if kind == "barrier":   # a named barrier's id or count: a hang or a barrier that completes too early on a GPU
+        return BarrierError(f"{kernel}: {_who(f)}{f.get('detail')}.{at}\nFix: {f.get('fix')}.")
     if kind in ("wgmma", "cvta", "mbarrier", "tma", "cluster"):  # undefined on a GPU: wrong results, a hang, an illegal instruction
         return KernelCrashError(f"{kernel}: {_who(f)}{f.get('detail')}.{at}\nFix: {f.get('fix')}.")
     if kind == "too_much_shared":

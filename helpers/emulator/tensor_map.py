@@ -20,7 +20,8 @@ _LAYOUT = struct.Struct("<IIQQQIIII")  # magic, buffer, rows, cols, pitch (bytes
 @dataclass(frozen=True, eq=False)
 class TensorMapArg:
     """A tensor map of `array` (rows x cols floats, rows pitch_floats apart), copied box_rows x box_cols at a time
-    in the 128-byte swizzle; tf32: the copy rounds each float to the nearest TF32."""
+    in the 128-byte swizzle; tf32: the copy rounds each float to the nearest TF32; writable: the kernel stores
+    through it (TMA stores: the launch copies the array back, as it does a pointer's to non-const)."""
     array: np.ndarray
     rows: int
     cols: int
@@ -28,6 +29,7 @@ class TensorMapArg:
     box_rows: int
     box_cols: int
     tf32: bool = False
+    writable: bool = False
     is_tensor_map = True  # what the launch checks look for
     itemsize = 4          # the elements' bytes (a trace's per-buffer element size)
 

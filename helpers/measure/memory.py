@@ -172,7 +172,8 @@ class Race:
     def asynchronous(self) -> bool:
         """A race that involves the copy engine, the tensor cores or the async proxy, which barrier intervals do not
         see (only the runtime's clocks do)."""
-        return self.cause != PLAIN or bool({self.first[2], self.second[2]} & {"copy engine write", "tensor core read"})
+        return self.cause != PLAIN or bool({self.first[2], self.second[2]} & {"copy engine write", "tensor core read",
+                                                                             "copy engine read"})
 
     def __str__(self) -> str:
         (t1, l1, o1), (t2, l2, o2) = self.first, self.second
@@ -197,7 +198,8 @@ class Race:
                     f"that the TMA copy of line {lc} (issued by thread {tc}) completes: the copy's bytes may not have "
                     f"landed")
         if self.cause == UNFENCED:
-            reader = "the tensor cores read it" if o2 == "tensor core read" else "a TMA copy overwrites it"
+            reader = {"tensor core read": "the tensor cores read it", "copy engine read": "a TMA store reads it"}.get(
+                o2, "a TMA copy overwrites it")
             return (f"thread {t1} writes {where} at line {l1} through the generic proxy (a store or a cp.async), and "
                     f"{reader} at line {l2} through the async proxy with no fence_proxy_async_shared() by thread {t1} "
                     f"between its write and what orders the two: the async proxy may not see the write")
@@ -205,17 +207,23 @@ class Race:
             return (f"the tensor cores (wgmma at line {l1}, issued by thread {t1}'s warpgroup) may still be reading "
                     f"{where} when {_who(t2, o2)} it at line {l2}: no wgmma_wait_group that completes that wgmma is "
                     f"ordered before the write")
+        if self.cause == STORE_IN_FLIGHT:
+            (ts, ls), (tw, lw, ow) = ((t1, l1), (t2, l2, o2)) if o1 == "copy engine read" else ((t2, l2), (t1, l1, o1))
+            return (f"the TMA store issued by thread {ts} at line {ls} may still be reading {where} when {_who(tw, ow)} "
+                    f"it at line {lw}: no wait of the issuing thread (tma_store_wait_read) that covers the store is "
+                    f"ordered before the write, so on a GPU the store writes either value")
         return (f"{_who(t1, o1)} {where} at line {l1}, and {_who(t2, o2)} it at line {l2} with no __syncthreads, "
-                f"__syncwarp or mbarrier phase ordering the two")
+                f"__syncwarp, named barrier or mbarrier phase ordering the two")
 
 
 # Why the runtime's clocks found a race (RaceCause in helpers/emulator/runtime/runtime_internal.h).
-PLAIN, COPY_TOO_EARLY, NO_WAIT_FOR_COPY, UNFENCED, TENSOR_IN_FLIGHT = range(5)
+PLAIN, COPY_TOO_EARLY, NO_WAIT_FOR_COPY, UNFENCED, TENSOR_IN_FLIGHT, STORE_IN_FLIGHT = range(6)
 
 
 def _who(thread: int, op: str) -> str:
     return {"copy engine write": f"a TMA copy issued by thread {thread} writes",
-            "tensor core read": f"the tensor cores (wgmma of thread {thread}'s warpgroup) read"}.get(
+            "tensor core read": f"the tensor cores (wgmma of thread {thread}'s warpgroup) read",
+            "copy engine read": f"a TMA store issued by thread {thread} reads"}.get(
         op, f"thread {thread} {op}s")
 
 

@@ -40,8 +40,8 @@ class Mutation:
     config: dict | None = None  # template and host choices, over the variant's small configuration
 
 
-def _ws(consumers: int = 1, **over) -> dict:
-    return {"BM": 128, "CONSUMERS": consumers, "STAGES": 3, **over}
+def _ws(consumers: int = 1, epilogue: int = 0, **over) -> dict:
+    return {"BM": 128, "CONSUMERS": consumers, "STAGES": 3, **({"EPILOGUE": epilogue} if epilogue else {}), **over}
 
 
 PINGPONG = _ws(2, PINGPONG=1)  # 12's ping-pong consumers: the traced block 0 walks two tiles, one per consumer
@@ -98,6 +98,18 @@ MUTATIONS: dict[str, Mutation] = {f"{m.kernel}: {m.rule}": m for m in (
     Mutation("12_warp_specialized", "expect_tx counts the peer's multicast half of A too",
              "mbarrier_arrive_expect_tx(&full[s], STAGE_BYTES);",
              "mbarrier_arrive_expect_tx(&full[s], STAGE_BYTES - 4 * A_FLOATS / CLUSTER);", {"CLUSTER": 2}),
+    # EPILOGUE = 1: C through shared-memory staging buffers, stored by TMA
+    Mutation("12_warp_specialized", "fence.proxy.async before a TMA store reads the staging buffer (EPILOGUE = 1)",
+             "          fence_proxy_async_shared();               // the writes are visible to the copy engine (async "
+             "proxy)\n", "\n", _ws(epilogue=1)),
+    Mutation("12_warp_specialized", "a barrier between the staging writes and the TMA store (EPILOGUE = 1)",
+             "          named_barrier_sync(STORE_BARRIER + c, 128);  // the warpgroup's writes are in, and the other "
+             "buffer free\n", "\n", _ws(epilogue=1)),
+    Mutation("12_warp_specialized", "a staging buffer rewritten only after its TMA store read it (EPILOGUE = 1)",
+             "          if (issuer) tma_store_wait_read<0>();     // the last store has read the other buffer: it may "
+             "be rewritten\n", "\n", _ws(epilogue=1)),
+    Mutation("12_warp_specialized", "the TMA stores waited for before the block ends (EPILOGUE = 1)",
+             "    if (tid % 128 == 0) tma_store_wait<0>();", "", _ws(epilogue=1)),
     # 11_stream_k is 12's kernel with the stream-K walk: the same rule, broken the same way, with parts of tiles shared
     Mutation("11_stream_k", "a warp's lanes done with a stage before lane 0 gives it back (__syncwarp)",
              "      __syncwarp();           // and so have every lane's loads of its fragments: lane 0 speaks for the warp\n",
@@ -105,6 +117,8 @@ MUTATIONS: dict[str, Mutation] = {f"{m.kernel}: {m.rule}": m for m in (
 )}
 
 # Shapes each edit runs on before the trace: every tile partial somewhere, several rounds of the ring, and a long K.
+# (With EPILOGUE = 1, N = 193 takes the register epilogue, C's rows not being 16-byte aligned: "long K" and the traced
+# launch store through TMA.)
 SHAPES = (verify.Shape("odd", 257, 193, 139), verify.Shape("long K", 300, 200, 1000))
 # The traced launch (block 0): five k-tiles, every stage refilled; for 12, more tiles than the 132 blocks of the
 # persistent grid, so that block 0 walks two tiles and refills its ring across them; for 11 (SK_WAVES = 1), block 0
@@ -159,6 +173,7 @@ def _first_lines(e: Exception, n: int = 3) -> str:
 def _run(path: Path, kernel: str, config: KernelConfig, s: verify.Shape, rng) -> verify.Check:
     A, B, C0 = verify.random_operands(s, rng)
     C = C0.copy()
+    config = gemm.launch_config(config, s.N, C, cpu_backend)   # 12's TMA-store epilogue where C allows it
     args = gemm.kernel_args(config, s.M, s.N, s.K, s.alpha, A, B, s.beta, C, bk=cpu_backend)
     name = stages.variant(kernel).name_expression(config)
     load_kernel(path, name)(config.launch_grid(s.M, s.N, backend.EMULATED_SMS), config.block(), args,
@@ -191,6 +206,7 @@ def examine(kernel: str, edits: tuple[tuple[str, str], ...] = (), config: Kernel
         M, N, K = race_size
         s = verify.Shape("race", M, N, K)
         A, B, C = verify.random_operands(s, rng)
+        config = gemm.launch_config(config, N, C, cpu_backend)
         try:
             tr = trace_mod.capture(path, v.name_expression(config), config.launch_grid(M, N, backend.EMULATED_SMS),
                                    config.block(), gemm.kernel_args(config, M, N, K, s.alpha, A, B, s.beta, C,

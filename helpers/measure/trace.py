@@ -30,7 +30,7 @@ from helpers.core.stages import Variant
 SPACES = ("global", "shared", "dynamic shared")
 OPS = ("load", "store", "atomic")
 EVENTS = {3: "race: first access", 4: "race: second access", 5: "copy issued", 6: "arrive", 7: "wait passed"}
-ACCESS_KINDS = ("load", "store", "copy engine write", "tensor core read")
+ACCESS_KINDS = ("load", "store", "copy engine write", "tensor core read", "copy engine read")
 WARP = 32
 
 
@@ -48,7 +48,8 @@ class Trace:
     shared_variables: list = field(default_factory=list)  # SharedVariable: name, offset, size, line
     dropped: int = 0                        # accesses past the trace's capacity (not kept)
     # In `records`, repeat = 1 marks an in-flight cp.async's store recorded again, 2 a TMA copy's read of global
-    # memory (the copy engine's, not a warp's request: memory.requests leaves both out).
+    # memory or a TMA store's write of it (op 1; the copy engine's, not a warp's request: memory.requests leaves
+    # both out).
     # Records that are not a thread's access (op >= 3, EVENTS): a race the runtime's clocks found (the two
     # accesses, `repeat` their ACCESS_KINDS), and a TMA copy issued, a barrier arrival or a wait passed (`offset`
     # the copy's destination or the barrier's address in shared memory, `repeat` the phase's parity).
@@ -153,6 +154,7 @@ def capture_variant(variant: Variant, config: KernelConfig | None = None, M: int
     verify.check_inputs(s, reference=False, what="tracing it")
     config.check_shape(M, N, K)
     A, B, C = verify.random_operands(s, np.random.default_rng())
+    config = gemm.launch_config(config, N, C, cpu_backend)   # 12's TMA-store epilogue where C allows it
     # split-K: the kernel of the products, writing its slices to the workspace; a persistent kernel: one block per
     # SM of the GPU the emulator stands for
     grid = config.launch_grid(M, N, backend.EMULATED_SMS)

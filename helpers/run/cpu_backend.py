@@ -172,4 +172,4 @@ def address(a) -> int:
 
 def tensor_map(array, box, pitch_floats: int) -> TensorMapArg:
     """The emulator's tensor map of a row-major float32 array (see gpu_backend.tensor_map)."""
-    return TensorMapArg(array, box.rows, box.cols, pitch_floats, box.box_rows, box.box_cols, box.tf32)
+    return TensorMapArg(array, box.rows, box.cols, pitch_floats, box.box_rows, box.box_cols, box.tf32, box.store)

@@ -132,13 +132,18 @@ def launch_args(M, N, K, alpha, A, B, beta, C) -> tuple:
 def kernel_args(config: KernelConfig, M: int, N: int, K: int, alpha, A, B, beta, C, bk=None,
                 maps_made: bool = False) -> tuple:
     """The arguments of config's kernel on backend bk (default: the current one): the course signature, and for
-    a kernel with a workspace (config.workspace_floats(M, N, SMs) not None) a fresh one after C. For a kernel that
-    takes tensor maps, A and B must have rows 16-byte aligned (K, N multiples of 4): launches() pads others;
-    maps_made: A and B are such maps already."""
+    a kernel with a workspace (config.workspace_floats(M, N, SMs) not None) a fresh one after C, and for one that
+    stores C through a tensor map (config.output_map) that map after C. For a kernel that takes tensor maps, A and
+    B must have rows 16-byte aligned (K, N multiples of 4): launches() pads others; maps_made: A and B are such
+    maps already. C must be one a map can describe where config stores through one: launch_config() says which
+    configuration to launch."""
     bk = bk or backend.current()
     if config.TENSOR_MAPS and not maps_made:  # stage 12: TMA tensor maps of A and B in place of their pointers
         A, B, _ = tensor_maps.operand_maps(config, M, N, K, A, B, bk)
     args = launch_args(M, N, K, alpha, A, B, beta, C)
+    out_map = tensor_maps.output_map(config, M, N, C, bk)
+    if out_map is not None:  # 12 with EPILOGUE = 1: the map of C its TMA stores write through, after C
+        args = (*args, out_map)
     floats = config.workspace_floats(M, N, _sm_count(bk))
     if floats is None:
         return args
@@ -163,6 +168,14 @@ class Launch:
         return self.kernel.timed_launcher(self.grid, self.block, self.args, shared_mem=self.shared_mem)
 
 
+def launch_config(config: KernelConfig, N: int, C, bk=None) -> KernelConfig:
+    """The configuration to launch for this C: config, or where its kernel would store C through a tensor map and
+    none can describe this C (rows or start not 16-byte aligned), the same kernel with the register epilogue
+    (WarpSpecializedConfig.for_output). The host decides it; the result is the same."""
+    for_output = getattr(config, "for_output", None)
+    return config if for_output is None else for_output(N, (bk or backend.current()).address(C))
+
+
 def _sm_count(bk) -> int:
     """The SMs a persistent grid is sized for on backend bk: the GPU's, or on the emulator EMULATED_SMS."""
     return bk.device_info().sm_count if bk.NAME == "gpu" else backend.EMULATED_SMS
@@ -175,6 +188,7 @@ def launches(variant: Variant, config: KernelConfig, M: int, N: int, K: int, alp
     (config.finish)."""
     keep = ()
     sms = backend.sm_count()
+    config = launch_config(config, N, C)
     if config.TENSOR_MAPS:  # the maps read A and B, or padded copies of them, kept alive with the launch
         mapA, mapB, keep = tensor_maps.operand_maps(config, M, N, K, A, B)
         args = kernel_args(config, M, N, K, alpha, mapA, mapB, beta, C, maps_made=True)

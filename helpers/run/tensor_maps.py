@@ -63,3 +63,14 @@ def operand_maps(config, M: int, N: int, K: int, A, B, bk=None) -> tuple[object,
         maps.append(bk.tensor_map(array, box, pitch))
         keep.append(array)
     return maps[0], maps[1], tuple(keep)
+
+
+def output_map(config, M: int, N: int, C, bk=None):
+    """The tensor map of C that config's kernel stores through (EPILOGUE = 1: config.output_map), or None. C must
+    be one a map can describe (config.for_output(N, address) keeps EPILOGUE = 1): the rules are checked here too."""
+    box = getattr(config, "output_map", lambda M, N: None)(M, N)
+    if box is None:
+        return None
+    bk = bk or backend.current()
+    check(box, N, bk.address(C), "C")
+    return bk.tensor_map(C, box, N)

@@ -50,6 +50,16 @@ EXPECTED = {
         ("stopped", r"(?s)deliver 32768.*multicast from block rank 0.*before this block's consumers gave it back"),
     f"{S}: expect_tx counts the peer's multicast half of A too":
         ("stopped", r"(?s)multicast copy into block rank 1.*expect_tx counts the peers' boxes.*tensor cores are still"),
+    f"{S}: fence.proxy.async before a TMA store reads the staging buffer (EPILOGUE = 1)":
+        ("race", r"generic proxy .* a TMA store reads it at line \d+ through the async proxy with no\s+"
+                 r"fence_proxy_async_shared\(\)"),
+    f"{S}: a barrier between the staging writes and the TMA store (EPILOGUE = 1)":
+        ("race", r"a TMA store issued by thread \d+ reads it at line \d+ with no __syncthreads, __syncwarp, named "
+                 r"barrier"),
+    f"{S}: a staging buffer rewritten only after its TMA store read it (EPILOGUE = 1)":
+        ("stopped", r"tma_store_2d reads .* was written after the store was issued and before the wait"),
+    f"{S}: the TMA stores waited for before the block ends (EPILOGUE = 1)":
+        ("stopped", r"finished with the TMA store of this line not yet waited for"),
     "11_stream_k: a warp's lanes done with a stage before lane 0 gives it back (__syncwarp)":
         ("race", r"did not\s+wait for the reader to give the stage back"),
 }
@@ -83,6 +93,7 @@ def test_the_race_check_alone_catches_the_fence_and_ordering_mutations(cpu_backe
 
 @pytest.mark.parametrize("kernel, config", [(W, {}), (W, {"BN": 128, "ROUND": 1}), (S, {}), (S, {"CONSUMERS": 2}),
                                             (S, mu.PINGPONG), (S, {"CLUSTER": 2}), (S, {**mu.PINGPONG, "PERSISTENT": 0}),
+                                            (S, {"EPILOGUE": 1}), (S, {"CONSUMERS": 2, "EPILOGUE": 1}),
                                             ("11_stream_k", {}), ("11_stream_k", {"CONSUMERS": 2, "SLICES": 3})])
 def test_the_kernels_as_they_are_pass(cpu_backend, kernel, config):
     found = mu.examine(kernel, config=mu.small_config(kernel, **config))
@@ -148,6 +159,21 @@ MORE = [
     (S, "ping-pong without the turns, a block per two tiles",
      [("      if (j > 0) mbarrier_wait(&turn[c], (j - 1) / 2 & 1);", "      if (false) mbarrier_wait(&turn[c], 0);")],
      {**mu.PINGPONG, "PERSISTENT": 0}, "stopped", r"tensor cores are still reading"),
+    (S, "TMA stores never committed into a group", [("            tma_store_commit_group();\n", "")],
+     {"EPILOGUE": 1}, "stopped", r"never committed into a group"),
+    (S, "a wait that leaves the last store reading the buffer about to be rewritten",
+     [("if (issuer) tma_store_wait_read<0>();", "if (issuer) tma_store_wait_read<1>();")], {"EPILOGUE": 1},
+     "stopped", r"was written after the store was issued and before the wait"),
+    (S, "a warpgroup's barrier counting a thread short of whole warps",
+     [("named_barrier_sync(STORE_BARRIER + c, 128);", "named_barrier_sync(STORE_BARRIER + c, 127);")],
+     {"EPILOGUE": 1}, "stopped", r"a multiple of 32"),
+    (S, "a warpgroup's barrier waiting for the block's every thread",
+     [("named_barrier_sync(STORE_BARRIER + c, 128);", "named_barrier_sync(STORE_BARRIER + c, 256);")],
+     {"EPILOGUE": 1}, "stopped", r"waits at a named barrier \(line \d+\).*Barrier 1 \(named_barrier_sync at line \d+\) "
+                                 r"has 4 whole warps of the 256 threads"),
+    (S, "both warpgroups' stores on one barrier of 128",
+     [("named_barrier_sync(STORE_BARRIER + c, 128);", "named_barrier_sync(STORE_BARRIER, 128);")],
+     {"CONSUMERS": 2, "EPILOGUE": 1}, "race", r"a TMA store issued by thread \d+ reads it"),
     (S, "a stage's bytes counted as A's alone", [("  constexpr unsigned STAGE_BYTES = 4 * STAGE_FLOATS;",
                                                    "  constexpr unsigned STAGE_BYTES = 4 * A_FLOATS;")], {},
      "stopped", r"announced 16384 bytes"),

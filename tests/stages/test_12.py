@@ -327,3 +327,70 @@ def test_the_emulators_tf32_models_are_what_an_h100_did(cpu_backend):
         i = index[int(case["input"], 16)]
         for column, bits in columns.items():
             assert f"{int(bits.ravel()[i]):08x}" == case[column], (case["input"], column, case[column])
+
+
+# ---- EPILOGUE = 1: C through shared memory, stored by TMA --------------------------------------------------------
+STORE = WS(BM=128, CONSUMERS=1, STAGES=3, EPILOGUE=1)
+# N a multiple of 4 (C's map needs rows 16-byte aligned) and no side a multiple of a tile; beta 0 on poisoned C
+STORE_SHAPES = (verify.Shape("odd, N % 4 = 0", 257, 196, 139), verify.Shape("one row", 1, 68, 33),
+                verify.Shape("beta = 0 (poisoned C), N % 4 = 0", 131, 4, 45, alpha=1.0, beta=0.0),
+                verify.Shape("two tiles of rows, long K", 300, 200, 1000, alpha=0.5, beta=2.0))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("config", [STORE, WS(BM=256, CONSUMERS=2, STAGES=2, EPILOGUE=1)], ids=lambda c: c.label())
+def test_the_tma_store_epilogue_is_right_on_odd_shapes(cpu_backend, config):
+    assert all(config.for_output(s.N, 0) is config for s in STORE_SHAPES)   # every shape stores through TMA
+    report = verify.check_catalogue(V, config, shapes=STORE_SHAPES)
+    assert report.ok, str(report)
+
+
+@pytest.mark.parametrize("N, offset, stores", [(196, 0, True), (193, 0, False), (196, 4, False)])
+def test_where_no_map_can_describe_c_the_host_launches_the_register_epilogue(N, offset, stores):
+    assert (STORE.for_output(N, 4096 + offset).EPILOGUE == 1) == stores
+    assert STORE.for_output(N, 4096 + offset).BM == STORE.BM and WS().for_output(N, offset) == WS()
+
+
+@pytest.mark.slow
+def test_a_c_that_starts_off_a_16_byte_boundary_is_right_through_the_register_epilogue(cpu_backend, rng):
+    M, N, K = 130, 68, 40
+    A = rng.uniform(-1, 1, (M, K)).astype(np.float32)
+    B = rng.uniform(-1, 1, (K, N)).astype(np.float32)
+    C0 = rng.uniform(-1, 1, (M, N)).astype(np.float32)
+    C = np.empty(M * N + 1, np.float32)[1:].reshape(M, N)   # 4 bytes past an aligned start
+    C[...] = C0
+    from helpers.run import cpu_backend as cpu   # the fixture of that name only selects the backend
+    assert cpu.address(C) % 16 and gemm.launch_config(STORE, N, C, cpu).EPILOGUE == 0
+    for launch in gemm.launches(V, STORE, M, N, K, 1.5, A, B, -0.5, C):
+        launch()
+    ref, tol = verify.reference(A, B, C0, 1.5, -0.5, "tf32")
+    assert verify.compare(C, C0, ref, tol, verify.Shape("offset C", M, N, K, 1.5, -0.5)).ok
+
+
+def test_c_s_map_is_the_fp32_array_in_boxes_the_kernel_stages():
+    box = STORE.output_map(300, 200)
+    assert (box.rows, box.cols, box.box_rows, box.box_cols, box.tf32, box.store) == (300, 200, 32, 32, False, True)
+    assert WS().output_map(300, 200) is None
+    assert STORE.shared_bytes() == SMALL.shared_bytes() + 2 * 32 * 64 * 4
+    assert WS(EPILOGUE=1).shared_bytes() <= 227 * 1024   # the default's ring leaves room for 2 x 2 buffers
+
+
+def test_the_tma_stores_write_c_and_the_staging_writes_are_free_of_bank_conflicts():
+    """Block 0's tiles reach C only through the copy engine (its writes traced, tagged 2 as the TMA loads' reads),
+    each element of its tiles once, clipped at the edges; the threads' 8-byte writes of the staging buffers take
+    one wavefront per half-warp (the lanes with t4 >= 2 write their two rows in the other order)."""
+    from helpers.measure import ncu, trace
+    M, N, K = 200, 132, 64   # block 0 of 132: tile (0, 0), rows 0-127, columns 0-63, all inside C
+    tr = trace.capture_variant(V, STORE, M, N, K, blocks=(0,))
+    r = tr.records
+    c_buffer = next(b for b, name in tr.buffers.items() if name == "C")
+    on_c = (r["space"] == 0) & (r["buffer"] == c_buffer) & (r["op"] == 1)
+    assert not (on_c & (r["repeat"] == 0)).any()          # no thread stores C
+    engine = r[on_c & (r["repeat"] == 2)]
+    words = np.concatenate([np.arange(o // 4, (o + n) // 4) for o, n in zip(engine["offset"], engine["size"])])
+    rows, cols = np.divmod(words, N)
+    assert len(words) == len(set(words.tolist())) == 128 * 64 and rows.max() == 127 and cols.max() == 63
+    counts = ncu.trace_counts(tr)
+    assert counts["shared store requests"] > 0 and counts["shared store bank conflicts"] == 0
+    assert counts["shared store wavefronts"] == 2 * counts["shared store requests"]
+    assert memory.races(tr) == []

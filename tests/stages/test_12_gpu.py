@@ -112,3 +112,26 @@ def test_clusters_give_the_same_bits_as_single_blocks(hopper_gpu, rng):
     A = rng.uniform(-1, 1, (1000, 600)).astype(np.float32)
     B = rng.uniform(-1, 1, (600, 1100)).astype(np.float32)
     np.testing.assert_array_equal(gemm.run(V, A, B, config=WS(CLUSTER=2)), gemm.run(V, A, B, config=WS()))
+
+
+@pytest.mark.parametrize("config", [WS(EPILOGUE=1), WS(BM=128, CONSUMERS=1, STAGES=3, EPILOGUE=1)],
+                         ids=lambda c: c.label())
+def test_the_tma_store_epilogue_passes_the_catalogue(hopper_gpu, config):
+    """EPILOGUE = 1 on the catalogue (its shapes with N % 4 != 0 take the register epilogue: for_output) and on
+    shapes whose C a map describes, beta 0 on poisoned C and beta != 0."""
+    from helpers.measure import verify
+    shapes = verify.CATALOGUE + (verify.Shape("odd, N % 4 = 0", 257, 196, 139),
+                                 verify.Shape("beta = 0 (poisoned C), N % 4 = 0", 1031, 516, 300, alpha=1.0, beta=0.0),
+                                 verify.Shape("large, N % 4 = 0", 2048, 1028, 1024, alpha=0.5, beta=2.0))
+    report = verify.check_catalogue(V, config, shapes=shapes)
+    assert report.ok, str(report)
+
+
+def test_the_tma_store_epilogue_gives_the_register_epilogues_bits(hopper_gpu, rng):
+    """The same products, the same alpha A B + beta C in each element: only the way to C differs."""
+    A = rng.uniform(-1, 1, (1000, 600)).astype(np.float32)
+    B = rng.uniform(-1, 1, (600, 1100)).astype(np.float32)
+    C = rng.uniform(-1, 1, (1000, 1100)).astype(np.float32)
+    registers = gemm.run(V, A, B, C, alpha=1.5, beta=-0.5, config=WS())
+    stored = gemm.run(V, A, B, C, alpha=1.5, beta=-0.5, config=WS(EPILOGUE=1))
+    assert np.array_equal(registers, stored)

@@ -25,6 +25,7 @@
 //                       __activemask)
 //   runtime_wgmma.cpp   Hopper's warpgroup MMA: warpgroup collectives, descriptors, async groups
 //   runtime_tma.cpp     Hopper's TMA copies and mbarriers
+//   runtime_tma_store.cpp  TMA stores (shared memory to global) and their bulk async-groups
 //   runtime_races.cpp   the happens-before race check of traced blocks (vector clocks), fed by
 //                       every barrier, collective, mbarrier, copy and shared access above
 //   runtime_cluster.cpp thread block clusters: a cluster's blocks run together in one worker, their
@@ -102,7 +103,8 @@ extern std::vector<Buffer> buffers;  // the device buffers, mapped (runtime_memo
 [[noreturn]] void fail(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 
 // ---- fibers: the block's threads (runtime_launch.cpp) ---------------------------------------
-enum State { kRunnable, kWaitBlock, kWaitWarp, kWaitActive, kWaitWarpgroup, kWaitMbarrier, kWaitCluster, kDone };
+enum State { kRunnable, kWaitBlock, kWaitWarp, kWaitActive, kWaitWarpgroup, kWaitMbarrier, kWaitCluster, kWaitNamed,
+                 kDone };
 
 // An asynchronous copy (cp.async, <cuda_pipeline.h>) issued and not yet landed in shared memory.
 // Its source is read when it is issued; its bytes reach shared memory only when the thread waits
@@ -140,6 +142,8 @@ void thread_label(int i, char* out, size_t n);  // "(x,y,z)", fiber i's threadId
 void settle_activemask(unsigned warp);  // when the warp has settled, answers its __activemask calls
 void reset_barriers();                  // before a block runs
 void barriers_thread_exit(const Fiber& f);  // a thread finished: fails if a barrier still waits for it
+// Appends to a deadlock report what the named barriers (bar.sync id, count) waited at still lack.
+void named_barrier_deadlock_hint(char* out, size_t n);
 
 // ---- shared memory and the checks (runtime_memory.cpp) --------------------------------------
 struct SharedVar {
@@ -214,6 +218,13 @@ void wgmma_generic_write(const char* dst, unsigned size, void* pc);
 const char* wgmma_deadlock_hint(char* out, size_t n);
 
 // ---- TMA and mbarriers (runtime_tma.cpp) ----------------------------------------------------
+// The emulator's tensor map (helpers/emulator/tensor_map.py writes the same layout).
+struct EmuTensorMap {
+  uint32_t magic, buffer;
+  uint64_t rows, cols, pitch;
+  uint32_t box_rows, box_cols, tf32, swizzle;
+};
+constexpr uint32_t kTensorMapMagic = 0x50414d54u;  // "TMAP"
 void reset_mbarriers();  // before a block runs
 // Appends to a deadlock report what the barriers waited for still lack (arrivals, announced bytes); returns the
 // fix where the bytes say it, or null.
@@ -244,6 +255,9 @@ void barriers_swap_block(int from, int to);   // runtime_warps.cpp
 void warpgroups_swap_block(int from, int to); // runtime_wgmma.cpp
 void wgmma_check_overwrite_in(int r, uintptr_t lo, size_t n, void* pc, int line, const char* what);
 void cluster_thread_exit();  // a thread finished: fails if the cluster barrier waits for it
+// ---- TMA stores (runtime_tma_store.cpp) ------------------------------------------------------
+void reset_tma_stores();       // before a block runs
+void tma_store_thread_exit();  // a thread finished: fails if a store of its own may still read shared memory
 
 // ---- the race check (runtime_races.cpp): traced blocks only; every call is a no-op elsewhere ------
 // Clocks: one entry per thread, per mbarrier (its completed phases) and per warpgroup's tensor cores (its
@@ -256,6 +270,14 @@ void hb_meet_cluster();            // every thread of the cluster has met (the c
 void hb_meet_lanes(int first, unsigned mask);  // the lanes of `mask` of the warp from thread `first` (__syncwarp)
 void hb_access(uintptr_t a, size_t n, int store, void* pc);  // a thread's own load or store of shared memory
 void hb_proxy_fence();             // the running thread's fence.proxy.async: its generic writes so far are fenced
+void hb_meet_threads(const int* threads, int n);  // these threads have met (a named barrier)
+// A TMA store issued by the running thread reads [a, a + n) through the async proxy: at its issue, what wrote those
+// words must be ordered before it and fenced (hb_store_issue); the read itself is recorded when the issuer's wait
+// that covers it returns (hb_store_read), so a later write not ordered after that wait is a race.
+void hb_store_issue(uintptr_t a, size_t n, void* pc, int line);
+void hb_store_read(uintptr_t a, size_t n, void* pc, int line);
+// The store's source word at `a` changed between its issue and that wait: the write that changed it races the store.
+void hb_store_overwritten(uintptr_t a, void* pc, int line);
 // The tensor cores of warpgroup `wg` read a wgmma's B tile, issued by the warpgroup's 128 threads (it is ordered
 // after what any of them knew) and read until the wait that completes group `group`.
 void hb_tensor_issue(int wg, const char* rows, int n, int k0, unsigned group, void* pc, int line);
@@ -267,6 +289,7 @@ enum RaceCause {
   kCauseNoWaitForCopy = 2,  // a read of a copy's bytes without a wait for the copy's phase
   kCauseUnfenced = 3,       // a generic-proxy write read or overwritten by the async proxy with no fence.proxy.async
   kCauseTensorInFlight = 4, // a write of shared memory the tensor cores may still be reading (no wgmma_wait_group)
+  kCauseStoreInFlight = 5,  // a write of a TMA store's source that the store may still be reading (no wait_group.read)
 };
 // An mbarrier's clocks: those released into its current phase, and by its last completed one.
 struct BarrierClocks {

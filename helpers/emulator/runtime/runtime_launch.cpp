@@ -181,6 +181,7 @@ void describe_waits(char* out, size_t n) {
                        : f.state == kWaitActive    ? "waits at __activemask"
                        : f.state == kWaitWarpgroup ? "waits at a wgmma call"
                        : f.state == kWaitMbarrier  ? "waits at mbarrier_wait"
+                       : f.state == kWaitNamed     ? "waits at a named barrier"
                                                    : "has finished";
     used += (size_t)snprintf(out + used, n - used, "%sthread %s %s", shown ? ", " : "", label, what);  // ';' ends a field
     if (f.state != kDone) used += (size_t)snprintf(out + used, n - used, " (line %d)", f.line);
@@ -223,6 +224,7 @@ void block_current() {
     const char* f = wgmma_deadlock_hint(waits, sizeof waits);  // what a setmaxnreg or a barrier still waits for
     const char* b = mbarrier_deadlock_hint(waits, sizeof waits);
     fix = fix ? fix : f, bytes_fix = bytes_fix ? bytes_fix : b;
+    named_barrier_deadlock_hint(waits, sizeof waits);
   }
   enter_block(stuck);
   fix = fix ? fix : bytes_fix;
@@ -239,6 +241,7 @@ void thread_label(int i, char* out, size_t n) {
 extern "C" void emu_fiber_main(Fiber* f) {
   entry->invoke(arg_ptrs.data());
   wgmma_thread_exit();
+  tma_store_thread_exit();
   land_async_copies(*f, 0);  // copies complete even if the thread never waited for them
   f->state = kDone;
   ++done_count;
@@ -459,6 +462,7 @@ void run_cluster(unsigned c) {
   }
   enter_block(0);
   reset_mbarriers();
+  reset_tma_stores();
   hb_reset();
   cur = 0;
   __emu_cur = &fibers[0].t;

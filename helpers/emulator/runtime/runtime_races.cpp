@@ -36,7 +36,7 @@ struct Access {
   uint32_t clock;
   uint16_t who;     // a thread_agent; barrier_agent for a TMA copy; tensor_agent for a wgmma's read
   uint16_t thread;  // the thread_agent that made it (a copy, a wgmma: the one that issued it)
-  uint8_t kind;     // 0 load, 1 store, 2 copy engine write, 3 tensor core read
+  uint8_t kind;     // 0 load, 1 store, 2 copy engine write, 3 tensor core read, 4 copy engine read (a TMA store)
   int line;         // the call's line where the runtime knows it (copies, wgmma), else 0 (from pc)
   void* pc;
 };
@@ -111,6 +111,7 @@ void record_race(const Access& first, const Access& second, uintptr_t a, int cau
 // Why `first` (earlier) and `second` race, given the clocks of second's side.
 int cause_of(const Access& first, const Access& second, const std::vector<uint32_t>& vc) {
   if (first.kind == 3 && (second.kind == 1 || second.kind == 2)) return kCauseTensorInFlight;
+  if (first.kind == 4 && (second.kind == 1 || second.kind == 2)) return kCauseStoreInFlight;
   if (first.kind == 2 && (second.kind == 0 || second.kind == 3))  // read before the copy's phase was waited for
     return copy_cause(first.clock, vc[first.who]);
   if ((first.kind == 0 || first.kind == 3) && second.kind == 2)  // a copy over a read not known to be done
@@ -205,6 +206,45 @@ void hb_proxy_fence() {
   if (!hb_on) return;
   fences[me()].push_back(clocks[me()][me()]);
   ++clocks[me()][me()];  // a write after the fence is not covered by it
+}
+
+void hb_meet_threads(const int* threads, int n) {
+  if (!hb_on) return;
+  std::vector<uint32_t> all(width(), 0);
+  for (int i = 0; i < n; ++i) join_into(all, clocks[(size_t)threads[i]]);
+  for (int i = 0; i < n; ++i) {
+    clocks[(size_t)threads[i]] = all;
+    ++clocks[(size_t)threads[i]][(size_t)threads[i]];
+  }
+}
+
+// ---- TMA stores: the copy engine reads shared memory through the async proxy ----------------------
+void hb_store_issue(uintptr_t a, size_t n, void* pc, int line) {
+  if (!hb_on) return;
+  const std::vector<uint32_t>& vc = clocks[(size_t)cur];
+  const Access me = {vc[(size_t)cur], (uint16_t)cur, (uint16_t)cur, 4, line, pc};
+  for (uintptr_t p = a & ~(uintptr_t)3; p < a + n; p += 4) {
+    bool ok;
+    const size_t w = hb_word(p, ok);
+    if (!ok || !shadow[w].written) continue;
+    const Access& last = shadow[w].write;
+    if (!ordered(last, vc)) record_race(last, me, p, cause_of(last, me, vc));
+    else if (last.kind == 1 && !fenced(last, vc)) record_race(last, me, p, kCauseUnfenced);  // its own writes too
+  }
+}
+
+void hb_store_read(uintptr_t a, size_t n, void* pc, int line) {
+  if (!hb_on) return;
+  hb_check(a, n, 4, pc, cur, clocks[(size_t)cur][(size_t)cur], clocks[(size_t)cur], line);
+}
+
+void hb_store_overwritten(uintptr_t a, void* pc, int line) {
+  if (!hb_on) return;
+  bool ok;
+  const size_t w = hb_word(a, ok);
+  if (!ok || !shadow[w].written) return;
+  const Access me = {clocks[(size_t)cur][(size_t)cur], (uint16_t)cur, (uint16_t)cur, 4, line, pc};
+  record_race(me, shadow[w].write, a & ~(uintptr_t)3, kCauseStoreInFlight);
 }
 
 // Tensor-core reads of a wgmma's B tile, from its issue: ordered after what any of the warpgroup's threads knew.

@@ -26,14 +26,6 @@
 
 namespace emu {
 namespace {
-// ---- the emulator's tensor map (helpers/emulator/tensor_map.py writes the same layout) ------------
-struct EmuTensorMap {
-  uint32_t magic, buffer;
-  uint64_t rows, cols, pitch;
-  uint32_t box_rows, box_cols, tf32, swizzle;
-};
-constexpr uint32_t kTensorMapMagic = 0x50414d54u;  // "TMAP"
-
 struct PendingCopy {
   char* dst;                         // in the window: of block `rank`'s shared memory
   int rank, from;                    // and the rank of the block whose thread issued it

@@ -1,7 +1,10 @@
-// Tile by Tile CPU emulator runtime: __syncthreads and the warp collectives (__syncwarp, shuffles,
-// ballots, __activemask), with the divergence they check: every thread of the block at the same
-// __syncthreads, every lane of a collective's mask at the same call, none of them finished.
+// Tile by Tile CPU emulator runtime: __syncthreads, named barriers (bar.sync id, count) and the warp
+// collectives (__syncwarp, shuffles, ballots, __activemask), with the divergence they check: every thread of
+// the block at the same __syncthreads, whole warps at a named barrier, every lane of a collective's mask at the
+// same call, none of them finished.
 // runtime_internal.h describes the runtime's files.
+#include <algorithm>
+
 #include "runtime_internal.h"
 
 namespace emu {
@@ -50,7 +53,18 @@ void barriers_swap_block(int from, int to) {
   block_arrived = b.block_arrived, block_line = b.block_line, reduce_result = b.reduce_result;
 }
 
+// Named barriers (bar.sync id, count): the threads arrived at each, in arrival order, and the count they wait for.
+constexpr int kNamedBarriers = 16;
+struct NamedBarrier {
+  unsigned count;
+  int line, first, waiting;  // the first thread waiting (for messages), and how many wait
+  unsigned lanes[kMaxWarps];  // each warp's lanes waiting there
+  std::vector<int> whole;     // the warps whose every live lane waits there, in the order they became whole
+};
+NamedBarrier named[kNamedBarriers];
+
 void reset_barriers() {
+  for (NamedBarrier& b : named) b.count = 0, b.waiting = 0, std::memset(b.lanes, 0, sizeof b.lanes), b.whole.clear();
   std::memset(warps, 0, sizeof warps);
   std::memset(active_waiting, 0, sizeof active_waiting);
   block_arrived = 0;
@@ -91,6 +105,16 @@ void barriers_thread_exit(const Fiber& f) {
     fail("kind=divergence;line=%d;detail=a warp collective at line %d names lane %u in its mask, but that "
          "lane finished without reaching it",
          w.line, w.line, f.t.lane);
+}
+
+void named_barrier_deadlock_hint(char* out, size_t n) {
+  size_t used = std::strlen(out);
+  for (int id = 1; id < kNamedBarriers && used + 160 < n; ++id)
+    if (named[id].waiting)
+      used += (size_t)snprintf(out + used, n - used,
+                               ". Barrier %d (named_barrier_sync at line %d) has %zu whole warps of the %u threads it "
+                               "waits for (%d threads wait there)",
+                               id, named[id].line, named[id].whole.size(), named[id].count, named[id].waiting);
 }
 
 // ---- barriers ---------------------------------------------------------------------------
@@ -227,6 +251,67 @@ extern "C" unsigned __emu_ballot(unsigned mask, int predicate, int line) {
     if ((effective >> l & 1u) && w.slot[l]) bits |= 1u << l;
   warp_sync_point(mask, line);
   return bits;
+}
+
+// bar.sync id, count: a warp arrives when all its lanes have (.aligned), counting 32 threads, and the barrier
+// completes when `count` threads' warps have arrived; it releases them.
+extern "C" void __emu_named_barrier(unsigned id, unsigned count, int line) {
+  // a named barrier's state is the running block's alone here (enter_block does not swap it): refused in a cluster
+  // rather than shared between its blocks
+  if (cluster_size > 1)
+    fail("kind=unsupported;line=%d;detail=named barriers (bar.sync id, count) in a kernel launched in clusters", line);
+  if (id == 0 || id >= (unsigned)kNamedBarriers)
+    fail("kind=unsupported;line=%d;detail=named_barrier_sync(%u, %u): a block has hardware barriers 0 to 15, 0 being "
+         "the one __syncthreads uses; the emulator runs named barriers 1 to 15 (use one of those)",
+         line, id, count);
+  if (count == 0 || count % 32 || count > (unsigned)nthreads)
+    fail("kind=barrier;line=%d;detail=named_barrier_sync(%u, %u): the count is a number of threads in whole warps, a "
+         "multiple of 32 from 32 to the block's %d threads%s;fix=pass the number of threads that meet there (128 for "
+         "a warpgroup)",
+         line, id, count, nthreads, count > (unsigned)nthreads ? " (a barrier waiting for more can never complete)" : "");
+  NamedBarrier& b = named[id];
+  if (b.waiting && b.count != count) {
+    char other[48];
+    thread_label(b.first, other, sizeof other);
+    fail("kind=barrier;line=%d;detail=threads meet at barrier %u with different counts: thread %s with %u (line %d), "
+         "this one with %u (on a GPU the barrier completes at whichever count it holds: too early or never);fix=give "
+         "every call on one barrier id the same count",
+         line, id, other, b.count, b.line, count);
+  }
+  if (!b.waiting) b.count = count, b.line = line, b.first = cur;
+  ++b.waiting;
+  Fiber& f = fibers[cur];
+  const unsigned w = f.t.warp;
+  b.lanes[w] |= 1u << f.t.lane;
+  unsigned live = 0;
+  for (unsigned l = 0; l < 32 && w * 32 + l < (unsigned)nthreads; ++l)
+    if (fibers[w * 32 + l].state != kDone) live |= 1u << l;
+  if ((b.lanes[w] & live) == live) b.whole.push_back((int)w);  // the warp has arrived (32 threads of the count)
+  if (b.whole.size() * 32 >= count) {  // the first count / 32 whole warps meet, and go on
+    std::vector<int> met;
+    for (size_t k = 0; k < count / 32; ++k) {
+      const int ww = b.whole[k];
+      for (int l = 0; l < 32; ++l)
+        if (b.lanes[ww] >> l & 1u) met.push_back(ww * 32 + l);
+      b.lanes[ww] = 0;
+    }
+    b.whole.erase(b.whole.begin(), b.whole.begin() + count / 32);
+    b.waiting -= (int)met.size();
+    hb_meet_threads(met.data(), (int)met.size());
+    bool me = false;
+    for (int t : met) {
+      if (t == cur) me = true;
+      else fibers[t].state = kRunnable;
+    }
+    if (me) {
+      ++f.warp_epoch;
+      return;
+    }
+  }
+  f.state = kWaitNamed;  // until a completion releases this thread's warp
+  f.line = line;
+  block_current();
+  ++f.warp_epoch;  // the tracer orders a warp's lanes by their collectives; the barrier orders them too
 }
 
 // <mma.h>'s wmma calls are warp collectives too (__syncwarp); their misuse is reported here.

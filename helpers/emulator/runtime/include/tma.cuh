@@ -23,6 +23,10 @@ void __emu_tma_load_2d(void* __dst, const void* __map, unsigned long long* __bar
 void __emu_tma_check_map(const void* __map, int __line);
 void __emu_setmaxnreg(int __regs, int __inc, int __line);
 void __emu_fence_mbarrier_init(int __line);
+void __emu_tma_store_2d(const void* __map, const void* __src, int __row, int __col, int __line);
+void __emu_tma_store_commit(int __line);
+void __emu_tma_store_wait(int __pending, int __read_only, int __line);
+void __emu_named_barrier(unsigned __id, unsigned __count, int __line);
 }
 
 struct alignas(64) TensorMap {
@@ -39,6 +43,36 @@ static inline unsigned smem_address(const void* __p) { return static_cast<unsign
   __emu_tma_load_2d((dst), static_cast<const TensorMap*>(map), (bar), (row), (col), __LINE__)
 #define tma_prefetch_map(map) __emu_tma_check_map(static_cast<const TensorMap*>(map), __LINE__)
 #define fence_mbarrier_init() __emu_fence_mbarrier_init(__LINE__)
+
+// TMA stores (runtime_tma_store.cpp): a store reads its shared memory, and writes the array (clipped at its
+// edges), when the issuing thread's wait that covers its group returns, the latest moment a GPU allows; its source
+// written between its issue and that wait, a thread finishing with a store not waited for, or a store issued with
+// no commit and wait, is named with its line. The race check of traced blocks names a source written by a thread
+// that no barrier orders before the store, or that did not fence it (fence_proxy_async_shared) for the async proxy.
+#define tma_store_2d(map, src, row, col) \
+  __emu_tma_store_2d(static_cast<const TensorMap*>(map), (src), (row), (col), __LINE__)
+#define tma_store_commit_group() __emu_tma_store_commit(__LINE__)
+struct __emu_tma_store_site {
+  int __line;
+  template <int __PENDING>
+  void __wait_read() const {
+    static_assert(__PENDING >= 0, "tma_store_wait_read<PENDING>: PENDING is a number of groups, at least 0");
+    __emu_tma_store_wait(__PENDING, 1, __line);
+  }
+  template <int __PENDING>
+  void __wait() const {
+    static_assert(__PENDING >= 0, "tma_store_wait<PENDING>: PENDING is a number of groups, at least 0");
+    __emu_tma_store_wait(__PENDING, 0, __line);
+  }
+};
+static inline __emu_tma_store_site __emu_tma_store_at(int __line) { return {__line}; }
+#define tma_store_wait_read __emu_tma_store_at(__LINE__).__wait_read
+#define tma_store_wait __emu_tma_store_at(__LINE__).__wait
+
+// bar.sync id, count (runtime_warps.cpp): completes when `count` threads have arrived at barrier `id`, whole warps
+// of them; a count that is not a multiple of 32 or more than the block's threads, or a barrier that never
+// completes (a deadlock, named with its line), is reported.
+#define named_barrier_sync(id, count) (__emu_fence(), __emu_named_barrier((id), (count), __LINE__), __emu_fence())
 
 // setmaxnreg_dec<REGS>() and setmaxnreg_inc<REGS>(), with the caller's line.
 struct __emu_setmaxnreg_site {
