@@ -211,40 +211,43 @@ void hb_proxy_fence() {
 void hb_meet_threads(const int* threads, int n) {
   if (!hb_on) return;
   std::vector<uint32_t> all(width(), 0);
-  for (int i = 0; i < n; ++i) join_into(all, clocks[(size_t)threads[i]]);
+  for (int i = 0; i < n; ++i) join_into(all, clocks[thread_agent(rank, threads[i])]);
   for (int i = 0; i < n; ++i) {
-    clocks[(size_t)threads[i]] = all;
-    ++clocks[(size_t)threads[i]][(size_t)threads[i]];
+    const size_t t = thread_agent(rank, threads[i]);
+    clocks[t] = all;
+    ++clocks[t][t];
   }
 }
 
 // ---- TMA stores: the copy engine reads shared memory through the async proxy ----------------------
 void hb_store_issue(uintptr_t a, size_t n, void* pc, int line) {
   if (!hb_on) return;
-  const std::vector<uint32_t>& vc = clocks[(size_t)cur];
-  const Access me = {vc[(size_t)cur], (uint16_t)cur, (uint16_t)cur, 4, line, pc};
+  const std::vector<uint32_t>& vc = clocks[me()];
+  const Access self = {vc[me()], (uint16_t)me(), (uint16_t)me(), 4, line, pc};
+  const std::vector<WordShadow>& shadow = shadows[rank];
   for (uintptr_t p = a & ~(uintptr_t)3; p < a + n; p += 4) {
     bool ok;
-    const size_t w = hb_word(p, ok);
+    const size_t w = hb_word(shadow, p, ok);
     if (!ok || !shadow[w].written) continue;
     const Access& last = shadow[w].write;
-    if (!ordered(last, vc)) record_race(last, me, p, cause_of(last, me, vc));
-    else if (last.kind == 1 && !fenced(last, vc)) record_race(last, me, p, kCauseUnfenced);  // its own writes too
+    if (!ordered(last, vc)) record_race(last, self, p, cause_of(last, self, vc));
+    else if (last.kind == 1 && !fenced(last, vc)) record_race(last, self, p, kCauseUnfenced);  // its own writes too
   }
 }
 
 void hb_store_read(uintptr_t a, size_t n, void* pc, int line) {
   if (!hb_on) return;
-  hb_check(a, n, 4, pc, cur, clocks[(size_t)cur][(size_t)cur], clocks[(size_t)cur], line);
+  hb_check(a, n, 4, pc, (int)me(), clocks[me()][me()], clocks[me()], line);
 }
 
 void hb_store_overwritten(uintptr_t a, void* pc, int line) {
   if (!hb_on) return;
   bool ok;
-  const size_t w = hb_word(a, ok);
+  const std::vector<WordShadow>& shadow = shadows[rank];
+  const size_t w = hb_word(shadow, a, ok);
   if (!ok || !shadow[w].written) return;
-  const Access me = {clocks[(size_t)cur][(size_t)cur], (uint16_t)cur, (uint16_t)cur, 4, line, pc};
-  record_race(me, shadow[w].write, a & ~(uintptr_t)3, kCauseStoreInFlight);
+  const Access self = {clocks[me()][me()], (uint16_t)me(), (uint16_t)me(), 4, line, pc};
+  record_race(self, shadow[w].write, a & ~(uintptr_t)3, kCauseStoreInFlight);
 }
 
 // Tensor-core reads of a wgmma's B tile, from its issue: ordered after what any of the warpgroup's threads knew.
