@@ -35,7 +35,7 @@ from tools.measure_hopper_beta import Sampler, cublas_call, cublas_tf32_math
 
 V12 = stages.variant("12_warp_specialized")
 # CONSUMERS=1 is no step: one warpgroup multiplying alone, the speed ping-pong's turns leave the tensor cores
-DEFAULT_STEPS = ("EPILOGUE=1", "PINGPONG=1", "PINGPONG=1,STAGES=5", "CONSUMERS=1", "CLUSTER=2", "CLUSTER=2,EPILOGUE=1")
+DEFAULT_STEPS = ("EPILOGUE=1", "PINGPONG=1", "PINGPONG=1,STAGES=5", "CONSUMERS=1", "CLUSTER=2")
 SAMPLE_ROWS = 32
 
 
