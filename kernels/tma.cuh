@@ -148,12 +148,17 @@ __device__ __forceinline__ void cluster_sync() {
   cluster_wait();
 }
 
-// Arrives on the barrier at bar's offset in the shared memory of the cluster's block `rank` (mapa gives its address).
+// Arrives on the barrier at bar's offset in the shared memory of the cluster's block `rank` (mapa gives its address),
+// with mbarrier.arrive's default semantics: release at CTA scope, as CUTLASS's ClusterBarrier::arrive(cta_id). What
+// the arrival orders is this thread's own reads of its own block's shared memory, complete by then. With
+// .release.cluster instead, the arrival that gives a stage back, made every k-tile by every consumer warp, waited for
+// the warp's memory operations to be visible to the whole cluster: on an H100, 12_warp_specialized with CLUSTER = 2
+// then ran at 153 TFLOP/s against 344 (results/stage_12_h100_2026-11-28_steps/cluster_arrive.json).
 __device__ __forceinline__ void mbarrier_arrive_cluster(unsigned long long* bar, unsigned rank) {
   asm volatile(
       "{\n.reg .b32 remote;\n"
       "mapa.shared::cluster.u32 remote, %0, %1;\n"
-      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(smem_address(bar)),
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(smem_address(bar)),
       "r"(rank)
       : "memory");
 }
