@@ -33,39 +33,37 @@
 //   two 16-byte runs four apart ({0, 4} and {1, 5}, or {2, 6} and {3, 7}) of a 32-float row of B's
 //   box, so that under the swizzle its four rows k = t .. t+3 land on all 32 banks once: one
 //   wavefront per half-warp, none wasted (16 neighbouring columns would take four).
-// - Ping-pong (PINGPONG = 1, the step after the stage; CONSUMERS = 2): above, both consumers multiply one
-//   tile and then both write it, so the tensor cores idle through every epilogue. Here each consumer takes a
-//   tile of its own, BM x 64 (its 64 columns: wgmma's shape is unchanged), the block's tiles j = 0, 1, 2, ...
+// - Ping-pong (PINGPONG = 1, a step past the stage; CONSUMERS = 2): above, both consumers multiply one tile
+//   and then both write it, so the tensor cores idle through every epilogue. Here each consumer takes a tile
+//   of its own, BM x 64 (its 64 columns: wgmma's shape is unchanged), the block's tiles j = 0, 1, 2, ...
 //   going to consumers 0, 1, 0, ...; the producer fills the one ring in that order, so tile j's k-tiles lie
 //   at ring positions j * numK onwards, and each stage is read by one consumer: empty[s] counts its 4 warps.
-//   The consumers' mainloops are ordered by two more mbarriers, turn[0] and turn[1]: consumer c issues tile
-//   j's products only after the other has waited for every k-tile of tile j-1 (one thread arrives on turn[c]
+//   Two more mbarriers, turn[0] and turn[1], order the consumers' mainloops: consumer c issues tile j's
+//   products only after the other has waited for every k-tile of tile j-1 (one thread arrives on turn[c]
 //   after its last wait; count 1, for a phase that completed has completed for everyone). The order is
-//   needed, not only faster: a parity wait tells only two phases apart, so a consumer must never wait for a
-//   stage's round r before round r-1 has completed, and consumer 1's first k-tile is a whole tile ahead of
-//   consumer 0's (with numK >= STAGES its wait would pass on the stage's previous round and read the old
-//   contents; tests/emulator/test_hopper_mutations.py takes the wait out). It is also what makes ping-pong
-//   pay: the products alternate tile by tile instead of interleaving, so one consumer's epilogue (its last
-//   products completing, C written) runs while the other's products keep the tensor cores busy
-//   (helpers.measure.hopper's Pipeline.per_tile counts them). The epilogue's writes need no order: the
-//   tiles' columns are disjoint. The cost: a stage is (BM + 64) x 32 x 4 bytes for half the products, so
-//   A's tile is copied twice as often per product (more stages fit: 5 of 40 KiB at BM = 256). And with the
-//   turn's bookkeeping live, ptxas spills the consumer at 168 registers with batches of 8 rows of C: they are
-//   4 here, where the epilogue's loads of C hide under the other consumer's products anyway.
+//   needed, not only faster: a parity wait tells only two phases apart, and consumer 1's first k-tile is a
+//   whole tile ahead of consumer 0's (with numK >= STAGES its wait would pass on the stage's previous round
+//   and read the old contents; tests/emulator/test_hopper_mutations.py takes the wait out). One consumer's
+//   epilogue then runs while the other multiplies (helpers.measure.hopper's Pipeline.per_tile counts it).
+//   Measured on an H100 it lost a third (notebook 12, section 9): one warpgroup's products at a time, and one
+//   warpgroup alone (CONSUMERS = 1) keeps the tensor cores no busier, waiting each k-tile for its fragments.
+//   With the turn's bookkeeping live, ptxas spills the consumer at 168 registers with batches of 8 rows of C:
+//   they are 4 here.
 //
-// - Clusters (CLUSTER = 2, the entry sgemm_warp_specialized_cluster, declared __cluster_dims__(2, 1, 1)): the two
-//   blocks of a cluster run at once on neighbouring SMs and take two tiles of one tile row (neighbouring tile
-//   columns), which read the same rows of A. Each block copies half of A's box (BM / 2 rows) with one multicast
-//   copy that lands in both blocks (tma.cuh's cluster section), and its own B: A is read from L2 once per pair of
-//   tiles instead of twice. What that costs: a stage of a block is written by both producers, so it is free only
-//   when the consumers of both blocks gave it back (each consumer warp arrives on its own and its peer's empty
-//   barrier: mapa + a remote arrive, and empty counts 2 x 4 x CONSUMERS arrivals); full still expects the whole
-//   stage (its B, its half of A, the peer's half); a cluster barrier (cluster_sync) after the barriers' init, so
-//   that no peer's copy or arrival reaches a barrier not yet initialized, and another before a block exits, so
-//   that none reaches a block that has left. The walk goes by pairs of tiles; with an odd number of tile columns
-//   the last pair's second block has no tile: it copies zeros past N and stores nothing, but takes part in every
-//   barrier. The CPU emulator runs the cluster's blocks together and stops each broken rule with its line
-//   (tests/emulator/test_hopper_mutations.py); it does not model the timing of distributed shared memory.
+// - Clusters (CLUSTER = 2, the entry sgemm_warp_specialized_cluster, declared __cluster_dims__(2, 1, 1)): the
+//   two blocks of a cluster run at once on neighbouring SMs and take two tiles of one tile row, which read
+//   the same rows of A. Each block copies half of A's box (BM / 2 rows) with one multicast copy that lands in
+//   both blocks (tma.cuh's cluster section), and its own B: A is read from L2 once per pair of tiles. A stage
+//   of a block is then written by both producers, so it may be refilled only once the consumers of both
+//   blocks gave it back (each consumer warp arrives on its own and its peer's empty barrier, a remote arrive
+//   at CTA scope: tma.cuh says why; empty counts 2 x 4 x CONSUMERS arrivals); full still expects the whole
+//   stage (its B, its half of A, the peer's half); a cluster barrier (cluster_sync) after the barriers' init,
+//   so that no peer's copy or arrival reaches a barrier not yet initialized, and another before a block
+//   exits, so that none reaches a block that has left. The walk goes by pairs of tiles; with an odd number of
+//   tile columns the last pair's second block has no tile: it copies zeros past N and stores nothing, but
+//   takes part in every barrier. The CPU emulator runs the cluster's blocks together and stops each broken
+//   rule with its line; it does not model the timing of distributed shared memory, or memory scopes.
+//   Measured on an H100: no gain at 4096^3 and 8192^3 (notebook 12, section 9).
 //
 // - EPILOGUE = 1, C through shared memory (a step past the stage): the threads' 8-byte stores of C are
 //   replaced by TMA stores. Each consumer warpgroup writes alpha acc (+ beta C, C read as above) a sub-tile

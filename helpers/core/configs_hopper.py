@@ -107,7 +107,7 @@ class WarpSpecializedConfig(KernelConfig):
                                            "blocks sharing A's tile).")
         self._rule(self.CLUSTER == 1 or self.PINGPONG == 0,
                    f"CLUSTER = {self.CLUSTER} with PINGPONG = 1: clusters are built for the cooperative consumers only "
-                   "(ping-pong's turns ran slower on an H100: notebook 12, section 10); PINGPONG = 0, or CLUSTER = 1.")
+                   "(ping-pong's turns ran slower on an H100: notebook 12, section 9); PINGPONG = 0, or CLUSTER = 1.")
         self._rule(self.EPILOGUE == 0 or (self.PINGPONG == 0 and self.CLUSTER == 1),
                    f"EPILOGUE = 1 with PINGPONG = {self.PINGPONG}, CLUSTER = {self.CLUSTER}: the TMA-store epilogue is "
                    "built for the stage's cooperative consumers without clusters only; EPILOGUE = 0 there.")

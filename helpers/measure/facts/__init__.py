@@ -23,7 +23,7 @@ import re
 
 from helpers.measure.facts import (h200_runs, notebook_00, notebook_01, notebook_02, notebook_03, notebook_04,
                                    notebook_05, notebook_06, notebook_08, notebook_09, notebook_10, notebook_11,
-                                   notebook_12, stage_steps)
+                                   notebook_12, notebook_12_steps, stage_steps)
 from helpers.measure.facts.common import Fact, fact
 from helpers.measure.facts.h200_runs import H200_RUNS_07_09, h200_runs_07_09
 
@@ -32,7 +32,8 @@ __all__ = ["ENFORCED", "FACTS", "MARKER", "MODULES", "UNITS", "Fact", "H200_RUNS
 
 # the modules whose FACTS the registry holds, in notebook order
 MODULES = (notebook_00, notebook_01, notebook_02, notebook_03, notebook_04, notebook_05, notebook_06, h200_runs,
-           stage_steps, notebook_08, notebook_09, notebook_10, notebook_11, notebook_12)
+           stage_steps, notebook_08, notebook_09, notebook_10, notebook_11, notebook_12,
+           notebook_12_steps)
 # the notebooks whose every measured number in prose carries a marker
 ENFORCED = ("00", "01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "11", "12")
 UNITS = r"%|TFLOP/s|GFLOP/s|GB/s|times|×\s*10(?P<power>[⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+)"

@@ -53,8 +53,11 @@ CONFIG_ITEM = re.compile(r"([A-Za-z_]+)(\d+)")
 
 def config(variant: str, text: str) -> KernelConfig:
     """'BM128,BN128,BK16,TM16,TN4': the variant's configuration with those values. Every field of its
-    configuration is named once, in any order, so that a name cannot silently mean another row."""
+    configuration is named once, in any order, so that a name cannot silently mean another row; a field that
+    names a step past the stage (the configuration's STEPS, e.g. 12's EPILOGUE) may be left out where untaken, as
+    its label leaves it out."""
     v = stages.variant(variant)
+    steps = getattr(v.config_type, "STEPS", {})
     fields = [f.name for f in dataclasses.fields(v.config_type)]
     values: dict[str, int] = {}
     for item in text.split(","):
@@ -63,6 +66,7 @@ def config(variant: str, text: str) -> KernelConfig:
             raise KeyError(f"{text!r}: {item!r} is not one of {variant}'s fields, each named once with its value "
                            f"({','.join(fields)}, e.g. {config_text(v.default)})")
         values[m[1]] = int(m[2])
+    values = {**{k: untaken for k, untaken in steps.items() if k not in values}, **values}
     if len(values) != len(fields):
         raise KeyError(f"{text!r} leaves out {', '.join(f for f in fields if f not in values)} of {variant}: "
                        f"name every field ({config_text(v.default)})")
@@ -70,8 +74,11 @@ def config(variant: str, text: str) -> KernelConfig:
 
 
 def config_text(c: KernelConfig) -> str:
-    """The configuration as a fact's name writes it: 'BM128,BN128,BK16,TM16,TN4'."""
-    return ",".join(f"{f.name}{getattr(c, f.name)}" for f in dataclasses.fields(c))
+    """The configuration as a fact's name writes it: 'BM128,BN128,BK16,TM16,TN4' (steps past the stage only where
+    taken)."""
+    steps = getattr(c, "STEPS", {})
+    return ",".join(f"{f.name}{getattr(c, f.name)}" for f in dataclasses.fields(c)
+                    if f.name not in steps or getattr(c, f.name) != steps[f.name])
 
 
 def run_named(path: Path) -> str:
