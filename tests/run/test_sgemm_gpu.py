@@ -171,6 +171,9 @@ def test_threads_on_their_own_streams_get_right_results():
     import cupy as cp
     jobs = [(*_operands(M, N, K, seed), p) for seed, (M, N, K, p) in
             enumerate(((512, 512, 16384, "tf32"), (1000, 999, 500, "fp32"), (512, 512, 16384, "tf32"), (777, 333, 4000, "fp32")))]
+    # the operands come from kernels on the null stream, which a non-blocking stream does not wait for: without this,
+    # a thread's first kernels may read them unfinished (one result of NaN and garbage, 1 run in 8 under load)
+    cp.cuda.Device().synchronize()
     results, errors = [], []
 
     def work(mine):
