@@ -243,7 +243,8 @@ class Sandbox:
             if (ROOT / hidden).is_dir():
                 a += ["--size", str(2 ** 20), "--tmpfs", str(ROOT / hidden)]
         a += ["--perms", "1777", "--size", str(self.limits.scratch_bytes), "--tmpfs", str(NOTEBOOKS)]
-        lent = lent_runtime() if self.backend != "gpu" else None
+        emulated = self.backend == "cpu" or (self.backend is None and not glob.glob("/dev/nvidia*"))
+        lent = lent_runtime() if emulated else None
         if lent is not None:     # read-only, where the sandbox's build cache looks for it; the rest of the cache its own
             a += ["--perms", "1777", "--dir", CACHE, "--perms", "1777", "--dir", f"{CACHE}/{lent.parent.name}",
                   "--ro-bind", str(lent), f"{CACHE}/{lent.parent.name}/{lent.name}"]
