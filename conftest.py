@@ -36,6 +36,18 @@ def pytest_sessionstart(session):
         pass      # no C++ compiler: the emulator's tests say so themselves
 
 
+# The files that take longest, longest first (seconds alone on 2 cores, `-n 0`, while other work ran beside):
+# started first, each runs beside the others instead of ending the run on one worker while the other waits
+START_FIRST = ("tests/stages/test_every_kernel.py",      # 125
+               "tests/teach/test_grading_bar.py",        # 105, one test
+               "tests/teach/test_sandbox.py",            # 100
+               "tests/e2e/test_cli.py",                  # 95
+               "tests/teach/test_teacher.py",            # 75
+               "tests/emulator/test_cache_faults.py",    # 65
+               "tests/e2e/test_cli_attacks.py",          # 60
+               "tests/e2e/test_cli_exercise.py")         # 50
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         where = Path(str(item.fspath)).resolve().relative_to(HERE).parts
@@ -45,6 +57,24 @@ def pytest_collection_modifyitems(config, items):
         elif where[:2] == ("tests", "e2e"):   # as a learner runs the course: kernels built and run
             for mark in (pytest.mark.e2e, pytest.mark.slow, pytest.mark.emulator):
                 item.add_marker(mark)
+    items[:] = long_files_first(items)
+
+
+def long_files_first(items: list) -> list:
+    """The order pytest-xdist hands whole files (--dist loadfile) to its workers (--no-loadscope-reorder: this
+    order, not xdist's own, most tests first, which put the longest file of all, one test, last): START_FIRST's
+    files, then the other files holding a slow test, then the quick files, each group most tests first. A file's
+    items stay together and in their order (a notebook's cells run top to bottom)."""
+    files: dict[str, list] = {}
+    for item in items:
+        files.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
+
+    def rank(name: str) -> tuple[int, int]:
+        if name in START_FIRST:
+            return START_FIRST.index(name), 0
+        quick = not any(item.get_closest_marker("slow") for item in files[name])
+        return len(START_FIRST) + quick, -len(files[name])
+    return [item for name in sorted(files, key=rank) for item in files[name]]
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -5,7 +5,9 @@ process of its own, never in the grader's.
 What the sandbox sees: the system's /usr and /etc, Python (the course's virtual environment and the
 Python it was made from) and the course's folder, all read-only; the course's folder without .git,
 helpers/course/write_it/solutions/, helpers/course/exercises/solutions/ and my_kernels/ (the reference
-kernels, the solution registry, the teacher's own kernels). What
+kernels, the solution registry, the teacher's own kernels), and the grader's build of the emulator's runtime
+(lent_runtime: compiled from the course's runtime sources it reads anyway, it spares each sandbox that builds a
+kernel building the runtime again, 3 to 5 s of CPU). What
 it may write: fresh tmpfs folders (/tmp, its HOME inside it, /dev/shm and the notebooks/ folder, its
 working directory), each at most Limits.scratch_bytes, gone when it ends. It has no network (its own
 empty network namespace), sees only its own processes, runs in a session of its own, dies with the
@@ -24,8 +26,10 @@ passes --no-sandbox.
 
 from __future__ import annotations
 
+import atexit
 import copy
 import dataclasses
+import functools
 import glob
 import json
 import os
@@ -34,13 +38,15 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
 
-from helpers.core.errors import SandboxUnavailableError
+from helpers.core.errors import CourseError, SandboxUnavailableError
 from helpers.core.notebook_files import kernel_manager
 from helpers.core.paths import NOTEBOOKS, ROOT
+from helpers.emulator import compiler
 from helpers.teach import container
 
 GiB = 2 ** 30
@@ -48,6 +54,7 @@ SANDBOX_UID = 65534                        # nobody: who the sandbox runs as whe
 # never mounted in the sandbox: the history, the reference kernels, the solution registry, the teacher's kernels
 HIDDEN = (".git", "helpers/course/write_it/solutions", "helpers/course/exercises/solutions", "my_kernels")
 HOME = "/tmp/home"
+CACHE = "/tmp/cache"                       # env()'s TBT_CACHE_DIR in bubblewrap, on its own /tmp: fresh each run
 RESULT = "TBT-SANDBOX-RESULT "             # how the runner's lines start (then JSON): one per cell, one at the end
 ANSWER_MIME = "application/vnd.tile-by-tile.answer+json"
 PASS_THROUGH = ("TBT_ARCH", "TBT_TIMEOUT", "TBT_WORKERS", "TBT_CXX", "CXX")
@@ -141,6 +148,26 @@ def _within(path: str, others) -> bool:
     return any(path == o or path.startswith(o.rstrip("/") + "/") for o in others)
 
 
+@functools.cache
+def lent_runtime() -> Path | None:
+    """A copy readable by all (the sandbox may run as uid 65534) of the grader's cache entry of the emulator's
+    runtime (compiler.runtime_object(), built here once), which command() binds read-only into each sandbox's
+    build cache, at <cache>/emulator/runtime-KEY as there. The sandbox checks it as it checks any entry, and where
+    its own key differs (another compiler) builds its own. None where the grader cannot build it (no compiler)."""
+    try:
+        entry = compiler.runtime_object().parent
+        lent = Path(tempfile.mkdtemp(prefix="tbt-lent-")) / entry.parent.name / entry.name
+        shutil.copytree(entry, lent)
+    except (CourseError, OSError):
+        return None
+    atexit.register(shutil.rmtree, lent.parent.parent, True)
+    for folder in (lent.parent.parent, lent.parent, lent):
+        folder.chmod(0o755)
+    for f in lent.iterdir():
+        f.chmod(0o644)
+    return lent
+
+
 class Sandbox:
     """Runs commands in bubblewrap (enabled), or in container mode (helpers/teach/container.py: as an unprivileged
     uid of its own, where the container is the isolation), or, with --no-sandbox, as plain processes of the
@@ -216,6 +243,11 @@ class Sandbox:
             if (ROOT / hidden).is_dir():
                 a += ["--size", str(2 ** 20), "--tmpfs", str(ROOT / hidden)]
         a += ["--perms", "1777", "--size", str(self.limits.scratch_bytes), "--tmpfs", str(NOTEBOOKS)]
+        emulated = self.backend == "cpu" or (self.backend is None and not glob.glob("/dev/nvidia*"))
+        lent = lent_runtime() if emulated else None
+        if lent is not None:     # read-only, where the sandbox's build cache looks for it; the rest of the cache its own
+            a += ["--perms", "1777", "--dir", CACHE, "--perms", "1777", "--dir", f"{CACHE}/{lent.parent.name}",
+                  "--ro-bind", str(lent), f"{CACHE}/{lent.parent.name}/{lent.name}"]
         if self.backend != "cpu":      # a GPU, when the machine has one: its device files and /sys
             devices = sorted(d for d in glob.glob("/dev/nvidia*") if not os.path.isdir(d))
             for d in devices:

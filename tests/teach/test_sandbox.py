@@ -130,6 +130,31 @@ def test_the_sandbox_keeps_writes_network_and_secrets_out(box, tag):
     assert all(listing == [] for listing in seen["hidden"].values()), seen   # .git, reference kernels: hidden
 
 
+LENT = r"""
+import json, os
+from helpers.emulator import build_cache, compiler
+runtime = compiler.runtime_object()
+try:
+    open(runtime, "ab").write(b"poison")
+    wrote = "done"
+except OSError as e:
+    wrote = f"{type(e).__name__}: {e}"
+print(json.dumps({"runtime": str(runtime), "cache": str(build_cache.cache_dir()), "wrote": wrote,
+                  "lent": os.path.ismount(os.path.dirname(runtime))}))
+"""
+
+
+def test_the_grader_lends_its_runtime_build_read_only_and_the_rest_of_the_cache_is_the_sandboxs(box):
+    lent = sandbox.lent_runtime()
+    assert lent is not None, "the grader could not lend its build of the emulator's runtime"
+    before = (lent / "runtime.o").read_bytes()
+    seen = json.loads(box.run([sys.executable, "-c", LENT]).stdout)
+    assert seen["runtime"] == f"{sandbox.CACHE}/emulator/{lent.name}/runtime.o" and seen["lent"], seen  # not built
+    assert seen["cache"] == f"{sandbox.CACHE}/emulator", seen            # the sandbox's own, for what it builds
+    assert any(why in seen["wrote"] for why in ("Read-only file system", "Permission denied")), seen
+    assert (lent / "runtime.o").read_bytes() == before
+
+
 BOMB = """subprocess.Popen(['bash', '-c', ':(){{ :|:& }};: # {tag}'])   # the classic, then more of its own
 time.sleep(2)
 n = 0
