@@ -46,6 +46,9 @@ START_FIRST = ("tests/stages/test_every_kernel.py",      # 125
                "tests/emulator/test_cache_faults.py",    # 65
                "tests/e2e/test_cli_attacks.py",          # 60
                "tests/e2e/test_cli_exercise.py")         # 50
+# Timed on this machine for a learner's quiet one (the explorer's answer within 2 s): last, after the long files and
+# the grading bar's two jobs, whose load beside it once took a move to 2.12 s
+START_LAST = ("tests/views/test_explorer_speed.py",)
 
 
 def pytest_collection_modifyitems(config, items):
@@ -63,8 +66,8 @@ def pytest_collection_modifyitems(config, items):
 def long_files_first(items: list) -> list:
     """The order pytest-xdist hands whole files (--dist loadfile) to its workers (--no-loadscope-reorder: this
     order, not xdist's own, most tests first, which put the longest file of all, one test, last): START_FIRST's
-    files, then the other files holding a slow test, then the quick files, each group most tests first. A file's
-    items stay together and in their order (a notebook's cells run top to bottom)."""
+    files, then the other files holding a slow test, then the quick files, each group most tests first, then
+    START_LAST's. A file's items stay together and in their order (a notebook's cells run top to bottom)."""
     files: dict[str, list] = {}
     for item in items:
         files.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
@@ -72,6 +75,8 @@ def long_files_first(items: list) -> list:
     def rank(name: str) -> tuple[int, int]:
         if name in START_FIRST:
             return START_FIRST.index(name), 0
+        if name in START_LAST:
+            return len(START_FIRST) + 2, START_LAST.index(name)
         quick = not any(item.get_closest_marker("slow") for item in files[name])
         return len(START_FIRST) + quick, -len(files[name])
     return [item for name in sorted(files, key=rank) for item in files[name]]

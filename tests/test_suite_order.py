@@ -10,9 +10,10 @@ def _root_conftest(config):
     return config.pluginmanager.get_plugin(str(ROOT / "conftest.py"))
 
 
-def test_each_file_started_first_exists(request):
-    missing = [name for name in _root_conftest(request.config).START_FIRST if not (ROOT / name).is_file()]
-    assert not missing, f"conftest.py START_FIRST names files that are not there (renamed or gone?): {missing}"
+def test_each_file_started_first_or_last_exists(request):
+    conftest = _root_conftest(request.config)
+    missing = [name for name in conftest.START_FIRST + conftest.START_LAST if not (ROOT / name).is_file()]
+    assert not missing, f"conftest.py START_FIRST or START_LAST names files that are not there (renamed or gone?): {missing}"
 
 
 def test_the_run_keeps_the_order_long_files_first_and_each_files_items_together(request):
@@ -24,3 +25,5 @@ def test_the_run_keeps_the_order_long_files_first_and_each_files_items_together(
     assert len(runs) == len(set(runs)), "a file's items are split apart"
     started_first = [f for f in _root_conftest(request.config).START_FIRST if f in runs]
     assert runs[:len(started_first)] == started_first
+    started_last = [f for f in _root_conftest(request.config).START_LAST if f in runs]
+    assert not started_last or runs[-len(started_last):] == started_last
