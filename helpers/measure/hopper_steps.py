@@ -19,13 +19,15 @@ from helpers.core.paths import RESULTS_DIR
 RESULTS = RESULTS_DIR / "stage_12_h100_2026-11-28_steps"
 STEPS_RUN = RESULTS / "final_run" / "measure_12_steps.json"            # after the cluster's arrivals were fixed
 FIRST_RUN = RESULTS / "first_run" / "measure_12_steps.json"            # the first cluster kernel (release.cluster)
+BM128_RUN = RESULTS / "bm128_run" / "measure_12_steps.json"            # 128 x 128 tiles, with and without clusters
 NCU = RESULTS / "final_run" / "ncu" / "ncu_12_steps_metrics.csv"
 NCU_FIRST = RESULTS / "ncu_first_run" / "ncu_12_steps_metrics.csv"
 CLUSTER_GRID = RESULTS / "cluster_grid.json"
 CLUSTER_ARRIVE = RESULTS / "cluster_arrive.json"
 # a step's short name -> its label in the runs ("what")
 STEPS = {"cublas_tf32": "cuBLAS TF32", "stage": "12_warp_specialized", "epilogue": "EPILOGUE=1",
-         "pingpong": "PINGPONG=1", "consumers1": "CONSUMERS=1", "cluster": "CLUSTER=2"}
+         "pingpong": "PINGPONG=1", "consumers1": "CONSUMERS=1", "cluster": "CLUSTER=2",
+         "bm128": "BM=128", "bm128_cluster": "BM=128,CLUSTER=2"}   # the last two: BM128_RUN
 # a kernel's short name -> how Nsight Compute names it (the start of its name)
 NCU_KERNELS = {"stage": "void sgemm_warp_specialized<256, 2, 4, 0, 0, 1, 0>",
                "epilogue": "void sgemm_warp_specialized<256, 2, 4, 1, 0, 1, 0>",

@@ -20,6 +20,9 @@ FACTS = {
     # the first cluster kernel in the first run: STEP/N/BETA/WHICH
     "steps_past_first_run_tflops": fact(hs.FIRST_RUN, lambda step, n, beta, which: hs.value(
         step, int(n), _BETA[beta], "tflops", which, hs.measurements(hs.FIRST_RUN))),
+    # the run of 128 x 128 tiles (bm128, bm128_cluster, stage, cublas_tf32): STEP/N/BETA/WHICH
+    "steps_past_bm128_tflops": fact(hs.BM128_RUN, lambda step, n, beta, which: hs.value(
+        step, int(n), _BETA[beta], "tflops", which, hs.measurements(hs.BM128_RUN))),
     # KERNEL (hopper_steps.NCU_KERNELS): % of its cycles the tensor pipe was busy; time (µs)
     "steps_past_ncu_tensor_pipe_pct": fact(hs.NCU, lambda kernel: hs.ncu_metric(kernel)),
     "steps_past_ncu_time_us": fact(hs.NCU, lambda kernel: hs.ncu_metric(kernel, "gpu__time_duration.sum") / 1e3),
