@@ -45,14 +45,15 @@
 //   whole tile ahead of consumer 0's (with numK >= STAGES its wait would pass on the stage's previous round
 //   and read the old contents; tests/emulator/test_hopper_mutations.py takes the wait out). One consumer's
 //   epilogue then runs while the other multiplies (helpers.measure.hopper's Pipeline.per_tile counts it).
-//   Measured on an H100 it lost a third (notebook 12, section 9): one warpgroup's products at a time, and one
-//   warpgroup alone (CONSUMERS = 1) keeps the tensor cores no busier, waiting each k-tile for its fragments.
+//   Measured on an H100 it lost more than a third (notebook 12, section 9), no faster than one warpgroup alone
+//   (CONSUMERS = 1): one warpgroup's products at a time. What limits a warpgroup alone on a BM x 64 tile (its
+//   fragment-load and wait chain, or A's tile copied twice as often per product) was not measured.
 //   With the turn's bookkeeping live, ptxas spills the consumer at 168 registers with batches of 8 rows of C:
 //   they are 4 here.
 //
 // - Clusters (CLUSTER = 2, the entry sgemm_warp_specialized_cluster, declared __cluster_dims__(2, 1, 1)): the
-//   two blocks of a cluster run at once on neighbouring SMs and take two tiles of one tile row, which read
-//   the same rows of A. Each block copies half of A's box (BM / 2 rows) with one multicast copy that lands in
+//   two blocks of a cluster run at once on SMs of one GPC and take two tiles of one tile row, which read the
+//   same rows of A. Each block copies half of A's box (BM / 2 rows) with one multicast copy that lands in
 //   both blocks (tma.cuh's cluster section), and its own B: A is read from L2 once per pair of tiles. A stage
 //   of a block is then written by both producers, so it may be refilled only once the consumers of both
 //   blocks gave it back (each consumer warp arrives on its own and its peer's empty barrier, a remote arrive

@@ -149,11 +149,11 @@ __device__ __forceinline__ void cluster_sync() {
 }
 
 // Arrives on the barrier at bar's offset in the shared memory of the cluster's block `rank` (mapa gives its address),
-// with mbarrier.arrive's default semantics: release at CTA scope, as CUTLASS's ClusterBarrier::arrive(cta_id). What
-// the arrival orders is this thread's own reads of its own block's shared memory, complete by then. With
-// .release.cluster instead, the arrival that gives a stage back, made every k-tile by every consumer warp, waited for
-// the warp's memory operations to be visible to the whole cluster: on an H100, 12_warp_specialized with CLUSTER = 2
-// then ran at 153 TFLOP/s against 344 (results/stage_12_h100_2026-11-28_steps/cluster_arrive.json).
+// with mbarrier.arrive's default semantics: release at CTA scope, as CUTLASS's ClusterBarrier::arrive(cta_id). Enough
+// where a consumer gives a stage back: nothing is left for the arrival to order, the warp's reads of the stage having
+// completed (its fragments consumed by products wgmma_wait_group saw complete). With .release.cluster instead, made
+// every k-tile by every consumer warp, 12_warp_specialized with CLUSTER = 2 ran at 153 TFLOP/s against 344 on an
+// H100 (results/stage_12_h100_2026-11-28_steps/cluster_arrive.json; why so costly, the timing does not show).
 __device__ __forceinline__ void mbarrier_arrive_cluster(unsigned long long* bar, unsigned rank) {
   asm volatile(
       "{\n.reg .b32 remote;\n"

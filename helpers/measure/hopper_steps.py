@@ -22,6 +22,8 @@ FIRST_RUN = RESULTS / "first_run" / "measure_12_steps.json"            # the fir
 BM128_RUN = RESULTS / "bm128_run" / "measure_12_steps.json"            # 128 x 128 tiles, with and without clusters
 NCU = RESULTS / "final_run" / "ncu" / "ncu_12_steps_metrics.csv"
 NCU_FIRST = RESULTS / "ncu_first_run" / "ncu_12_steps_metrics.csv"
+NCU_SECTIONS = NCU.with_name("ncu_12_steps_sections.csv")                # Nsight Compute's sections, the same launches
+NCU_FIRST_SECTIONS = NCU_FIRST.with_name("ncu_12_steps_sections.csv")
 CLUSTER_GRID = RESULTS / "cluster_grid.json"
 CLUSTER_ARRIVE = RESULTS / "cluster_arrive.json"
 # a step's short name -> its label in the runs ("what")
@@ -57,9 +59,9 @@ def value(step: str, n: int, beta: float, key: str, which: str = "median", data:
     return {"median": statistics.median, "min": min, "max": max}[which](values)
 
 
-def gain_pct(step: str, n: int, beta: float) -> float:
-    """How much faster (%) the step's median ran than the stage's kernel's, at n³ and beta."""
-    return 100.0 * (value(step, n, beta, "tflops") / value("stage", n, beta, "tflops") - 1)
+def gain_pct(step: str, n: int, beta: float, data: dict | None = None) -> float:
+    """How much faster (%) the step's median ran than the stage's kernel's, at n³ and beta (negative: slower)."""
+    return 100.0 * (value(step, n, beta, "tflops", data=data) / value("stage", n, beta, "tflops", data=data) - 1)
 
 
 def table(data: dict | None = None) -> pd.DataFrame:
@@ -89,7 +91,8 @@ def label(data: dict | None = None) -> str:
 
 
 def ncu_metric(kernel: str, metric: str = TENSOR_PIPE, path=NCU) -> float:
-    """One metric of one kernel's launch in a run of tools/experiments/ncu_10.sh (its metrics CSV)."""
+    """One metric of one kernel's launch in a run of tools/experiments/ncu_10.sh (its metrics or sections CSV:
+    'Elapsed Cycles', 'L2 Cache Throughput', ... there)."""
     text = path.read_text()
     for r in csv.DictReader(io.StringIO(text[text.index('"ID"'):])):
         if r["Kernel Name"].startswith(NCU_KERNELS[kernel]) and r["Metric Name"] == metric:
