@@ -1,7 +1,7 @@
 """What the learner's mapping of threads to results costs, judged in exercises 04-06
 (helpers/course/write_it/mapping.py), with the kernels of a cold try (tests/kernels/write_it_0*.cu): 04's warp
-across rows fails at its As line (an 8-way conflict, C stored in twice the sectors); 05's block of neighbours and
-spread tile both pass, each told what it costs beside the course's kernel; 06 from the spread 05, unchanged,
+across rows fails at its As line (an 8-way conflict, C stored in twice the sectors); 05's block of neighbours (made
+from the spread tile by its two mapping lines) and spread tile both pass, each told what it costs beside the course's kernel; 06 from the spread 05, unchanged,
 passes and is told that the padding removes a conflict its mapping never had. The course's costs the rule
 compares with are what the course's kernels measure. And the race check traces a first, a middle (inside) and a
 last block (at both edges) of every exercise."""
@@ -26,6 +26,24 @@ def _lesson(v) -> str:
     return "\n".join(next(s for s in v.steps if s.name == "lesson").lines)
 
 
+# 05's spread tile with a thread's 4 x 4 results made a block of neighbours, as the course's 05_2d_thread_tiling maps
+# them (the cold try's other kernel: its loads of As and Bs conflict 2-way, its stores of C touch 16 sectors)
+NEIGHBOURS = (("return t / 16 + 16 * i;", "return (t / 16) * TM + i;"), ("return t % 16 + 16 * j;", "return (t % 16) * TN + j;"))
+
+
+def _edited(text: str, edits) -> str:
+    for old, new in edits:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    return text
+
+
+def _blocks_of_neighbours(tmp_path):
+    path = tmp_path / "write_it_05_blocks_of_neighbours.cu"
+    path.write_text(_edited((KERNELS / "write_it_05_spread_tile.cu").read_text(), NEIGHBOURS))
+    return path
+
+
 def _line_of(path, needle: str) -> int:
     return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if needle in line)
 
@@ -48,8 +66,8 @@ def test_04_a_warp_across_rows_fails_the_lesson_at_its_as_line_with_what_it_cost
 
 
 @pytest.mark.slow
-def test_05_both_mappings_pass_and_each_is_told_what_it_costs_beside_the_course():
-    contiguous = write_it.check("05", KERNELS / "write_it_05_blocks_of_neighbours.cu")
+def test_05_both_mappings_pass_and_each_is_told_what_it_costs_beside_the_course(tmp_path):
+    contiguous = write_it.check("05", _blocks_of_neighbours(tmp_path))
     spread = write_it.check("05", KERNELS / "write_it_05_spread_tile.cu")
     assert contiguous.ok and spread.ok, (str(contiguous), str(spread))
     a, b = _lesson(contiguous), _lesson(spread)
@@ -66,11 +84,9 @@ def test_05_both_mappings_pass_and_each_is_told_what_it_costs_beside_the_course(
 @pytest.mark.slow
 def test_05_a_mapping_twice_as_wasteful_as_the_course_fails(tmp_path):
     # thread rows along threadIdx: a warp's 16 thread rows read rows of As 4 apart, 32 words: a 16-way conflict
-    text = (KERNELS / "write_it_05_blocks_of_neighbours.cu").read_text()
-    for old, new in (("return (t / 16) * TM + i;", "return (t % 16) * TM + i;"),
-                     ("return (t % 16) * TN + j;", "return (t / 16) * TN + j;")):
-        assert old in text
-        text = text.replace(old, new)
+    text = _edited(_blocks_of_neighbours(tmp_path).read_text(),
+                   (("return (t / 16) * TM + i;", "return (t % 16) * TM + i;"),
+                    ("return (t % 16) * TN + j;", "return (t / 16) * TN + j;")))
     path = tmp_path / "05_rows_along_threads.cu"
     path.write_text(text)
     v = write_it.check("05", path)

@@ -1,6 +1,6 @@
 // From a cold try of exercise 05 (tests/course/test_write_it_mapping.py): each thread 4 rows 16 apart and 4 columns
-// 16 apart, so a warp reads 2 neighbouring rows of As, 16 neighbouring words of Bs and stores 2 rows of 16
-// neighbouring columns of C: no bank conflict, 4 sectors per store.
+// 16 apart: no bank conflict, 4 sectors per store of C. The test makes the cold try's other kernel (each thread a
+// 4 x 4 block of neighbouring results, as the course's 05) from this one by its two mapping lines.
 // Exercise 05 · 2D thread tiling. C = alpha·A·B + beta·C, row-major; with beta = 0, C is not read.
 // Launched with block 256 and grid (ceil(N/64), ceil(M/64)): a block computes a 64 x 64 tile of C, and each
 // of its 256 threads TM x TN = 4 x 4 results of that tile: 4 of its rows times 4 of its columns.
