@@ -225,6 +225,8 @@ struct EmuTensorMap {
   uint32_t box_rows, box_cols, tf32, swizzle;
 };
 constexpr uint32_t kTensorMapMagic = 0x50414d54u;  // "TMAP"
+// The map a TMA instruction (`what`, at `line`) is given, stopped where it is not one the host built.
+EmuTensorMap tensor_map_at(const void* map_arg, const char* what, int line);
 void reset_mbarriers();  // before a block runs
 // Appends to a deadlock report what the barriers waited for still lack (arrivals, announced bytes); returns the
 // fix where the bytes say it, or null.

@@ -314,13 +314,7 @@ namespace {
 // is set in mask, each at dst and reporting to its own barrier at bar.
 void tma_copy(const char* what, void* dst, const void* map_arg, unsigned long long* bar, int row, int col,
               unsigned mask, int line, void* pc) {
-  EmuTensorMap m;
-  std::memcpy(&m, map_arg, sizeof m);
-  if (m.magic != kTensorMapMagic || m.buffer >= buffers.size())
-    fail("kind=tma;line=%d;detail=%s is given something that is not a tensor map built by the host;fix=pass "
-         "the address of the kernel's `const __grid_constant__ TensorMap` parameter, built by "
-         "helpers.run.tensor_maps (on a GPU a garbage map is an illegal instruction)",
-         line, what);
+  const EmuTensorMap m = tensor_map_at(map_arg, what, line);
   size_t off;
   if (!shared_window((uintptr_t)dst, off) || off % 128)
     fail("kind=tma;line=%d;detail=the destination of %s is not a 128-byte aligned address in shared "
@@ -392,14 +386,18 @@ extern "C" void __emu_fence_mbarrier_init(int line) {
   mbarrier_proxy_fence();
 }
 
-extern "C" void __emu_tma_check_map(const void* map_arg, int line) {
+EmuTensorMap emu::tensor_map_at(const void* map_arg, const char* what, int line) {
   EmuTensorMap m;
   std::memcpy(&m, map_arg, sizeof m);
   if (m.magic != kTensorMapMagic || m.buffer >= buffers.size())
-    fail("kind=tma;line=%d;detail=tma_prefetch_map is given something that is not a tensor map built by the host;"
-         "fix=pass the address of the kernel's `const __grid_constant__ TensorMap` parameter",
-         line);
+    fail("kind=tma;line=%d;detail=%s is given something that is not a tensor map built by the host;fix=pass "
+         "the address of the kernel's `const __grid_constant__ TensorMap` parameter, built by "
+         "helpers.run.tensor_maps (on a GPU a garbage map is an illegal instruction)",
+         line, what);
+  return m;
 }
+
+extern "C" void __emu_tma_check_map(const void* map_arg, int line) { tensor_map_at(map_arg, "tma_prefetch_map", line); }
 
 // ---- clusters: a peer block's barriers and multicast copies (runtime_cluster.cpp runs the cluster) ----------------
 extern "C" void __emu_tma_load_2d_multicast(void* dst, const void* map_arg, unsigned long long* bar, int row, int col,

@@ -94,13 +94,7 @@ void complete(unsigned pending, int line) {
 }
 
 EmuTensorMap map_of(const void* map_arg, int line) {
-  EmuTensorMap m;
-  std::memcpy(&m, map_arg, sizeof m);
-  if (m.magic != kTensorMapMagic || m.buffer >= buffers.size())
-    fail("kind=tma;line=%d;detail=tma_store_2d is given something that is not a tensor map built by the host;fix=pass "
-         "the address of the kernel's `const __grid_constant__ TensorMap` parameter, built by "
-         "helpers.run.tensor_maps (on a GPU a garbage map is an illegal instruction)",
-         line);
+  const EmuTensorMap m = tensor_map_at(map_arg, "tma_store_2d", line);
   if (m.rows && (m.rows - 1) * m.pitch + m.cols * 4 > buffers[m.buffer].nbytes)
     fail("kind=tma;line=%d;detail=the tensor map of tma_store_2d describes %llu x %llu floats, rows %llu bytes apart, "
          "more than its array's %zu bytes;fix=build the map from the array's own sizes (helpers.run.tensor_maps)",
