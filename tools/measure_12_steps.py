@@ -20,6 +20,7 @@ Writes $OUT/measure_12_steps.json (provenance, every timing with its clocks, the
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import os
@@ -155,7 +156,7 @@ def main() -> None:
             for label, _ in timed:
                 for beta in (0.0, 1.0):
                     call, ctx, _keep = prepared[label, beta]
-                    with (ctx() if ctx else _null()):
+                    with (ctx() if ctx else contextlib.nullcontext()):
                         bench.time_call(call, n_warmup=20, n_repeat=20)
                         with sampler.during():
                             t = bench.time_call(call, n_warmup=0, n_repeat=args.repeat)
@@ -182,14 +183,6 @@ def main() -> None:
     for s, why in refused:
         print(f"refused {s}: {why}")
     print(f"wrote {path}")
-
-
-class _null:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 if __name__ == "__main__":
